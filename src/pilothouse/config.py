@@ -1,0 +1,271 @@
+"""One Settings object: the only place in Pilothouse that reads the environment.
+
+We read variables by hand rather than with pydantic-settings because the names we must honour
+come from several conventions at once (the seed's bare `MAX_CONTEXT_TOKENS`, `LLM_PROVIDER`,
+per-provider `OPENAI_MAX_CONTEXT_TOKENS`, Argo CD's `ARGOCD_*`, our `PILOTHOUSE_*`), and an
+invalid value must produce one error that names the exact variable the operator typed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from pilothouse.errors import ConfigurationError
+
+#: Providers Pilothouse can build a chat model for (see `pilothouse.models.registry`).
+PROVIDERS: tuple[str, ...] = (
+    "local",
+    "openai",
+    "azure-openai",
+    "anthropic",
+    "aws-bedrock",
+    "google-gemini",
+    "ollama",
+    "openai-compatible",
+)
+DEFAULT_MODEL = "local:qwen2.5-coder-1.5b-instruct"
+CONTEXT_LAYERS: tuple[str, ...] = (
+    "preflight",
+    "tool_output_guard",
+    "orphan_repair",
+    "overflow_recovery",
+    "tool_resilience",
+)
+
+
+def provider_env_prefix(provider: str) -> str:
+    """`azure-openai` -> `AZURE_OPENAI`: the prefix of a provider's own variables."""
+    return provider.upper().replace("-", "_")
+
+
+class _Reader:
+    """Typed access to an environment mapping; errors name the variable."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+
+    def str(self, name: str, default: str | None = None) -> str | None:
+        value = self.env.get(name)
+        return value.strip() if value is not None and value.strip() else default
+
+    def int(self, name: str, default: int | None, *, minimum: int = 0) -> int | None:
+        raw = self.str(name)
+        if raw is None:
+            return default
+        try:
+            value = int(raw.replace("_", ""))
+        except ValueError:
+            raise ConfigurationError(
+                f"{name}={raw!r} is not a whole number.", hint=f"Set {name} to e.g. {default}."
+            ) from None
+        if value < minimum:
+            raise ConfigurationError(f"{name}={value} is below the minimum of {minimum}.")
+        return value
+
+    def float(self, name: str, default: float, *, low: float, high: float) -> float:
+        raw = self.str(name)
+        if raw is None:
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ConfigurationError(f"{name}={raw!r} is not a number.") from None
+        if not low <= value <= high:
+            raise ConfigurationError(f"{name}={value} must be between {low} and {high}.")
+        return value
+
+    def bool(self, name: str, default: bool) -> bool:
+        raw = self.str(name)
+        if raw is None:
+            return default
+        lowered = raw.lower()
+        if lowered in {"1", "true", "yes", "on"}:
+            return True
+        if lowered in {"0", "false", "no", "off"}:
+            return False
+        raise ConfigurationError(f"{name}={raw!r} is not a boolean.", hint="Use true or false.")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every tunable of Pilothouse, with embedded defaults that work offline."""
+
+    # Model choice and context window.
+    model: str = DEFAULT_MODEL
+    max_context_tokens: int | None = None
+    provider_context_overrides: dict[str, int] = field(default_factory=dict)
+    max_output_tokens: int = 1024
+    openai_base_url: str | None = None
+    openai_api_key: str | None = None
+    ollama_base_url: str | None = None
+    local_model_path: Path | None = None
+    local_context_tokens: int = 8192
+    local_threads: int | None = None
+
+    # Context safety.
+    max_tool_output_size: int = 10_000
+    tool_output_window_share: float = 0.25
+    context_trigger_ratio: float = 0.8
+    context_target_ratio: float = 0.5
+    keep_recent_messages: int = 6
+    summary_timeout_seconds: float = 60.0
+    disabled_layers: frozenset[str] = frozenset()
+    tool_timeout_seconds: float = 60.0
+    model_call_limit: int = 25
+    tool_call_limit: int = 50
+    repeated_call_limit: int = 3
+
+    # Storage.
+    home: Path = field(default_factory=lambda: Path.home() / ".pilothouse")
+    database_url: str | None = None
+
+    # Argo CD.
+    argocd_url: str | None = None
+    argocd_token: str | None = None
+    argocd_username: str | None = None
+    argocd_password: str | None = None
+    argocd_verify_ssl: bool = True
+    argocd_ca_bundle: Path | None = None
+    argocd_timeout_seconds: float = 30.0
+    argocd_read_only: bool = True
+    max_search_results: int = 1000
+    warn_search_results: int = 500
+
+    # Logging.
+    log_level: str = "WARNING"
+    log_json: bool = False
+
+    @property
+    def provider(self) -> str:
+        return self.model.split(":", 1)[0]
+
+    @property
+    def model_name(self) -> str:
+        return self.model.split(":", 1)[1]
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.home / "state" / "checkpoints.sqlite"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.home / "models"
+
+    def layer_enabled(self, layer: str) -> bool:
+        return layer not in self.disabled_layers
+
+    def redacted(self) -> dict[str, object]:
+        """Every setting for display, with secrets replaced."""
+        shown: dict[str, object] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is not None and any(s in f.name for s in ("token", "password", "api_key")):
+                value = "***"
+            shown[f.name] = value
+        return shown
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read settings from `env` (default: the process environment)."""
+        r = _Reader(os.environ if env is None else env)
+        model = r.str("PILOTHOUSE_MODEL")
+        provider = r.str("LLM_PROVIDER")
+        if model is None:
+            if provider is None:
+                model = DEFAULT_MODEL
+            else:
+                name = r.str("LLM_MODEL") or r.str(f"{provider_env_prefix(provider)}_MODEL")
+                if name is None and provider != "local":
+                    raise ConfigurationError(
+                        f"LLM_PROVIDER={provider!r} needs a model name.",
+                        hint="Set PILOTHOUSE_MODEL=provider:model, e.g. openai:gpt-4o-mini.",
+                    )
+                model = f"{provider}:{name or DEFAULT_MODEL.split(':', 1)[1]}"
+        if ":" not in model:
+            raise ConfigurationError(
+                f"PILOTHOUSE_MODEL={model!r} must look like provider:model.",
+                hint=f"e.g. {DEFAULT_MODEL} or anthropic:claude-sonnet-4-5",
+            )
+        if model.split(":", 1)[0] not in PROVIDERS:
+            raise ConfigurationError(
+                f"PILOTHOUSE_MODEL names an unknown provider {model.split(':', 1)[0]!r}.",
+                hint="Known providers: " + ", ".join(PROVIDERS),
+            )
+        overrides: dict[str, int] = {}
+        for p in PROVIDERS:
+            value = r.int(f"{provider_env_prefix(p)}_MAX_CONTEXT_TOKENS", None, minimum=512)
+            if value is not None:
+                overrides[p] = value
+        disabled = frozenset(
+            x.strip() for x in (r.str("PILOTHOUSE_DISABLE_LAYERS") or "").split(",") if x.strip()
+        )
+        unknown = disabled - set(CONTEXT_LAYERS)
+        if unknown:
+            raise ConfigurationError(
+                f"PILOTHOUSE_DISABLE_LAYERS names unknown layers: {', '.join(sorted(unknown))}.",
+                hint="Known layers: " + ", ".join(CONTEXT_LAYERS),
+            )
+        trigger = r.float("PILOTHOUSE_CONTEXT_TRIGGER", 0.8, low=0.1, high=0.95)
+        target = r.float("PILOTHOUSE_CONTEXT_TARGET", 0.5, low=0.05, high=0.9)
+        if target >= trigger:
+            raise ConfigurationError(
+                f"PILOTHOUSE_CONTEXT_TARGET={target} must be below "
+                f"PILOTHOUSE_CONTEXT_TRIGGER={trigger}."
+            )
+        max_search = r.int("MAX_SEARCH_RESULTS", 1000, minimum=1) or 1000
+        warn_search = r.int("WARN_SEARCH_RESULTS", 500, minimum=1) or 500
+        if warn_search > max_search:
+            raise ConfigurationError(
+                f"WARN_SEARCH_RESULTS={warn_search} exceeds MAX_SEARCH_RESULTS={max_search}."
+            )
+        home = r.str("PILOTHOUSE_HOME")
+        local_path = r.str("PILOTHOUSE_LOCAL_MODEL_PATH")
+        ca_bundle = r.str("ARGOCD_CA_BUNDLE")
+        log_level = (r.str("PILOTHOUSE_LOG_LEVEL") or "WARNING").upper()
+        if log_level not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
+            raise ConfigurationError(f"PILOTHOUSE_LOG_LEVEL={log_level!r} is not a log level.")
+        return cls(
+            model=model,
+            max_context_tokens=r.int("MAX_CONTEXT_TOKENS", None, minimum=512),
+            provider_context_overrides=overrides,
+            max_output_tokens=r.int("PILOTHOUSE_MAX_OUTPUT_TOKENS", 1024, minimum=16) or 1024,
+            openai_base_url=r.str("OPENAI_BASE_URL"),
+            openai_api_key=r.str("OPENAI_API_KEY"),
+            ollama_base_url=r.str("OLLAMA_BASE_URL"),
+            local_model_path=Path(local_path).expanduser() if local_path else None,
+            local_context_tokens=r.int("PILOTHOUSE_LOCAL_CONTEXT_TOKENS", 8192, minimum=1024)
+            or 8192,
+            local_threads=r.int("PILOTHOUSE_LOCAL_THREADS", None, minimum=1),
+            max_tool_output_size=r.int("MAX_TOOL_OUTPUT_SIZE", 10_000, minimum=200) or 10_000,
+            tool_output_window_share=r.float(
+                "PILOTHOUSE_TOOL_OUTPUT_WINDOW_SHARE", 0.25, low=0.01, high=0.9
+            ),
+            context_trigger_ratio=trigger,
+            context_target_ratio=target,
+            keep_recent_messages=r.int("PILOTHOUSE_KEEP_RECENT_MESSAGES", 6, minimum=1) or 6,
+            summary_timeout_seconds=r.float(
+                "PILOTHOUSE_SUMMARY_TIMEOUT", 60.0, low=0.1, high=3600
+            ),
+            disabled_layers=disabled,
+            tool_timeout_seconds=r.float("PILOTHOUSE_TOOL_TIMEOUT", 60.0, low=0.05, high=3600),
+            model_call_limit=r.int("PILOTHOUSE_MODEL_CALL_LIMIT", 25, minimum=1) or 25,
+            tool_call_limit=r.int("PILOTHOUSE_TOOL_CALL_LIMIT", 50, minimum=1) or 50,
+            repeated_call_limit=r.int("PILOTHOUSE_REPEATED_CALL_LIMIT", 3, minimum=1) or 3,
+            home=Path(home).expanduser() if home else Path.home() / ".pilothouse",
+            database_url=r.str("PILOTHOUSE_DATABASE_URL"),
+            argocd_url=(r.str("ARGOCD_URL") or "").rstrip("/") or None,
+            argocd_token=r.str("ARGOCD_TOKEN"),
+            argocd_username=r.str("ARGOCD_USERNAME"),
+            argocd_password=r.str("ARGOCD_PASSWORD"),
+            argocd_verify_ssl=r.bool("ARGOCD_VERIFY_SSL", True),
+            argocd_ca_bundle=Path(ca_bundle).expanduser() if ca_bundle else None,
+            argocd_timeout_seconds=r.float("ARGOCD_TIMEOUT", 30.0, low=0.1, high=600),
+            argocd_read_only=r.bool("ARGOCD_READ_ONLY", True),
+            max_search_results=max_search,
+            warn_search_results=warn_search,
+            log_level=log_level,
+            log_json=r.bool("PILOTHOUSE_LOG_JSON", False),
+        )
