@@ -47,12 +47,12 @@ class _Reader:
     def __init__(self, env: Mapping[str, str]) -> None:
         self.env = env
 
-    def str(self, name: str, default: str | None = None) -> str | None:
+    def text(self, name: str, default: str | None = None) -> str | None:
         value = self.env.get(name)
         return value.strip() if value is not None and value.strip() else default
 
-    def int(self, name: str, default: int | None, *, minimum: int = 0) -> int | None:
-        raw = self.str(name)
+    def integer(self, name: str, default: int | None, *, minimum: int = 0) -> int | None:
+        raw = self.text(name)
         if raw is None:
             return default
         try:
@@ -65,8 +65,8 @@ class _Reader:
             raise ConfigurationError(f"{name}={value} is below the minimum of {minimum}.")
         return value
 
-    def float(self, name: str, default: float, *, low: float, high: float) -> float:
-        raw = self.str(name)
+    def number(self, name: str, default: float, *, low: float, high: float) -> float:
+        raw = self.text(name)
         if raw is None:
             return default
         try:
@@ -77,8 +77,8 @@ class _Reader:
             raise ConfigurationError(f"{name}={value} must be between {low} and {high}.")
         return value
 
-    def bool(self, name: str, default: bool) -> bool:
-        raw = self.str(name)
+    def flag(self, name: str, default: bool) -> bool:
+        raw = self.text(name)
         if raw is None:
             return default
         lowered = raw.lower()
@@ -110,7 +110,6 @@ class Settings:
     tool_output_window_share: float = 0.25
     context_trigger_ratio: float = 0.8
     context_target_ratio: float = 0.5
-    keep_recent_messages: int = 6
     summary_timeout_seconds: float = 60.0
     disabled_layers: frozenset[str] = frozenset()
     tool_timeout_seconds: float = 60.0
@@ -171,13 +170,13 @@ class Settings:
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Read settings from `env` (default: the process environment)."""
         r = _Reader(os.environ if env is None else env)
-        model = r.str("PILOTHOUSE_MODEL")
-        provider = r.str("LLM_PROVIDER")
+        model = r.text("PILOTHOUSE_MODEL")
+        provider = r.text("LLM_PROVIDER")
         if model is None:
             if provider is None:
                 model = DEFAULT_MODEL
             else:
-                name = r.str("LLM_MODEL") or r.str(f"{provider_env_prefix(provider)}_MODEL")
+                name = r.text("LLM_MODEL") or r.text(f"{provider_env_prefix(provider)}_MODEL")
                 if name is None and provider != "local":
                     raise ConfigurationError(
                         f"LLM_PROVIDER={provider!r} needs a model name.",
@@ -196,11 +195,11 @@ class Settings:
             )
         overrides: dict[str, int] = {}
         for p in PROVIDERS:
-            value = r.int(f"{provider_env_prefix(p)}_MAX_CONTEXT_TOKENS", None, minimum=512)
+            value = r.integer(f"{provider_env_prefix(p)}_MAX_CONTEXT_TOKENS", None, minimum=512)
             if value is not None:
                 overrides[p] = value
         disabled = frozenset(
-            x.strip() for x in (r.str("PILOTHOUSE_DISABLE_LAYERS") or "").split(",") if x.strip()
+            x.strip() for x in (r.text("PILOTHOUSE_DISABLE_LAYERS") or "").split(",") if x.strip()
         )
         unknown = disabled - set(CONTEXT_LAYERS)
         if unknown:
@@ -208,64 +207,63 @@ class Settings:
                 f"PILOTHOUSE_DISABLE_LAYERS names unknown layers: {', '.join(sorted(unknown))}.",
                 hint="Known layers: " + ", ".join(CONTEXT_LAYERS),
             )
-        trigger = r.float("PILOTHOUSE_CONTEXT_TRIGGER", 0.8, low=0.1, high=0.95)
-        target = r.float("PILOTHOUSE_CONTEXT_TARGET", 0.5, low=0.05, high=0.9)
+        trigger = r.number("PILOTHOUSE_CONTEXT_TRIGGER", 0.8, low=0.1, high=0.95)
+        target = r.number("PILOTHOUSE_CONTEXT_TARGET", 0.5, low=0.05, high=0.9)
         if target >= trigger:
             raise ConfigurationError(
                 f"PILOTHOUSE_CONTEXT_TARGET={target} must be below "
                 f"PILOTHOUSE_CONTEXT_TRIGGER={trigger}."
             )
-        max_search = r.int("MAX_SEARCH_RESULTS", 1000, minimum=1) or 1000
-        warn_search = r.int("WARN_SEARCH_RESULTS", 500, minimum=1) or 500
+        max_search = r.integer("MAX_SEARCH_RESULTS", 1000, minimum=1) or 1000
+        warn_search = r.integer("WARN_SEARCH_RESULTS", 500, minimum=1) or 500
         if warn_search > max_search:
             raise ConfigurationError(
                 f"WARN_SEARCH_RESULTS={warn_search} exceeds MAX_SEARCH_RESULTS={max_search}."
             )
-        home = r.str("PILOTHOUSE_HOME")
-        local_path = r.str("PILOTHOUSE_LOCAL_MODEL_PATH")
-        ca_bundle = r.str("ARGOCD_CA_BUNDLE")
-        log_level = (r.str("PILOTHOUSE_LOG_LEVEL") or "WARNING").upper()
+        home = r.text("PILOTHOUSE_HOME")
+        local_path = r.text("PILOTHOUSE_LOCAL_MODEL_PATH")
+        ca_bundle = r.text("ARGOCD_CA_BUNDLE")
+        log_level = (r.text("PILOTHOUSE_LOG_LEVEL") or "WARNING").upper()
         if log_level not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
             raise ConfigurationError(f"PILOTHOUSE_LOG_LEVEL={log_level!r} is not a log level.")
         return cls(
             model=model,
-            max_context_tokens=r.int("MAX_CONTEXT_TOKENS", None, minimum=512),
+            max_context_tokens=r.integer("MAX_CONTEXT_TOKENS", None, minimum=512),
             provider_context_overrides=overrides,
-            max_output_tokens=r.int("PILOTHOUSE_MAX_OUTPUT_TOKENS", 1024, minimum=16) or 1024,
-            openai_base_url=r.str("OPENAI_BASE_URL"),
-            openai_api_key=r.str("OPENAI_API_KEY"),
-            ollama_base_url=r.str("OLLAMA_BASE_URL"),
+            max_output_tokens=r.integer("PILOTHOUSE_MAX_OUTPUT_TOKENS", 1024, minimum=16) or 1024,
+            openai_base_url=r.text("OPENAI_BASE_URL"),
+            openai_api_key=r.text("OPENAI_API_KEY"),
+            ollama_base_url=r.text("OLLAMA_BASE_URL"),
             local_model_path=Path(local_path).expanduser() if local_path else None,
-            local_context_tokens=r.int("PILOTHOUSE_LOCAL_CONTEXT_TOKENS", 8192, minimum=1024)
+            local_context_tokens=r.integer("PILOTHOUSE_LOCAL_CONTEXT_TOKENS", 8192, minimum=1024)
             or 8192,
-            local_threads=r.int("PILOTHOUSE_LOCAL_THREADS", None, minimum=1),
-            max_tool_output_size=r.int("MAX_TOOL_OUTPUT_SIZE", 10_000, minimum=200) or 10_000,
-            tool_output_window_share=r.float(
+            local_threads=r.integer("PILOTHOUSE_LOCAL_THREADS", None, minimum=1),
+            max_tool_output_size=r.integer("MAX_TOOL_OUTPUT_SIZE", 10_000, minimum=200) or 10_000,
+            tool_output_window_share=r.number(
                 "PILOTHOUSE_TOOL_OUTPUT_WINDOW_SHARE", 0.25, low=0.01, high=0.9
             ),
             context_trigger_ratio=trigger,
             context_target_ratio=target,
-            keep_recent_messages=r.int("PILOTHOUSE_KEEP_RECENT_MESSAGES", 6, minimum=1) or 6,
-            summary_timeout_seconds=r.float(
+            summary_timeout_seconds=r.number(
                 "PILOTHOUSE_SUMMARY_TIMEOUT", 60.0, low=0.1, high=3600
             ),
             disabled_layers=disabled,
-            tool_timeout_seconds=r.float("PILOTHOUSE_TOOL_TIMEOUT", 60.0, low=0.05, high=3600),
-            model_call_limit=r.int("PILOTHOUSE_MODEL_CALL_LIMIT", 25, minimum=1) or 25,
-            tool_call_limit=r.int("PILOTHOUSE_TOOL_CALL_LIMIT", 50, minimum=1) or 50,
-            repeated_call_limit=r.int("PILOTHOUSE_REPEATED_CALL_LIMIT", 3, minimum=1) or 3,
+            tool_timeout_seconds=r.number("PILOTHOUSE_TOOL_TIMEOUT", 60.0, low=0.05, high=3600),
+            model_call_limit=r.integer("PILOTHOUSE_MODEL_CALL_LIMIT", 25, minimum=1) or 25,
+            tool_call_limit=r.integer("PILOTHOUSE_TOOL_CALL_LIMIT", 50, minimum=1) or 50,
+            repeated_call_limit=r.integer("PILOTHOUSE_REPEATED_CALL_LIMIT", 3, minimum=1) or 3,
             home=Path(home).expanduser() if home else Path.home() / ".pilothouse",
-            database_url=r.str("PILOTHOUSE_DATABASE_URL"),
-            argocd_url=(r.str("ARGOCD_URL") or "").rstrip("/") or None,
-            argocd_token=r.str("ARGOCD_TOKEN"),
-            argocd_username=r.str("ARGOCD_USERNAME"),
-            argocd_password=r.str("ARGOCD_PASSWORD"),
-            argocd_verify_ssl=r.bool("ARGOCD_VERIFY_SSL", True),
+            database_url=r.text("PILOTHOUSE_DATABASE_URL"),
+            argocd_url=(r.text("ARGOCD_URL") or "").rstrip("/") or None,
+            argocd_token=r.text("ARGOCD_TOKEN"),
+            argocd_username=r.text("ARGOCD_USERNAME"),
+            argocd_password=r.text("ARGOCD_PASSWORD"),
+            argocd_verify_ssl=r.flag("ARGOCD_VERIFY_SSL", True),
             argocd_ca_bundle=Path(ca_bundle).expanduser() if ca_bundle else None,
-            argocd_timeout_seconds=r.float("ARGOCD_TIMEOUT", 30.0, low=0.1, high=600),
-            argocd_read_only=r.bool("ARGOCD_READ_ONLY", True),
+            argocd_timeout_seconds=r.number("ARGOCD_TIMEOUT", 30.0, low=0.1, high=600),
+            argocd_read_only=r.flag("ARGOCD_READ_ONLY", True),
             max_search_results=max_search,
             warn_search_results=warn_search,
             log_level=log_level,
-            log_json=r.bool("PILOTHOUSE_LOG_JSON", False),
+            log_json=r.flag("PILOTHOUSE_LOG_JSON", False),
         )

@@ -1,1 +1,1 @@
-"""context."""
+"""Context-safety layers, each a LangChain agent middleware."""

@@ -1,0 +1,183 @@
+"""Compress a conversation to a token target: summary first, newest turns verbatim.
+
+Messages are grouped into units that are never split (a human turn; an AI message with all of
+its tool results). The newest units that fit the target stay verbatim; the older ones become one
+summary message placed first. When the summarizer fails or times out, the older units are deleted
+instead and a note says so. If even the newest unit does not fit, its largest messages are shrunk.
+The caller writes the result back in one atomic state update.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
+
+from pilothouse.context.summarizer import Summarizer, SummaryFailed
+from pilothouse.context.tool_output import truncate_tool_output
+from pilothouse.models.tokens import TokenCounter, message_text
+
+SUMMARY_TAG = "summary"
+MIN_SHRUNK_CHARS = 200
+
+
+@dataclass(frozen=True)
+class CompressionResult:
+    """The compressed history and what was done to get it."""
+
+    messages: list[AnyMessage]
+    method: str  # "summary" | "deletion" | "shrink" | "none"
+    removed: int
+    shrunk: int
+    tokens_before: int
+    tokens_after: int
+    note: str = ""
+
+
+def is_summary(message: BaseMessage) -> bool:
+    return message.additional_kwargs.get("pilothouse") == SUMMARY_TAG
+
+
+def group_units(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:
+    """Split history into units that must stay together (AI tool calls with their results)."""
+    units: list[list[BaseMessage]] = []
+    for message in messages:
+        if isinstance(message, ToolMessage) and units and any(
+            isinstance(m, AIMessage) and m.tool_calls for m in units[-1]
+        ):
+            units[-1].append(message)
+        else:
+            units.append([message])
+    return units
+
+
+def _summary_message(text: str, covered: int) -> HumanMessage:
+    return HumanMessage(
+        content=f"[Summary of the {covered} earlier messages of this conversation]\n{text}",
+        id=f"summary-{uuid.uuid4().hex}",
+        additional_kwargs={"pilothouse": SUMMARY_TAG},
+    )
+
+
+def _shrink(message: BaseMessage, counter: TokenCounter, max_tokens: int) -> BaseMessage:
+    """A copy of `message` cut to about `max_tokens` (tool outputs keep their structure)."""
+    text = message_text(message) if not isinstance(message, AIMessage) else str(message.content)
+    tokens = max(1, counter.count_message(message))
+    chars = max(MIN_SHRUNK_CHARS, int(len(text) * max_tokens / tokens * 0.9))
+    if isinstance(message, ToolMessage):
+        cut, _ = truncate_tool_output(text, chars)
+    else:
+        marker = "\n[... cut to fit the context window ...]\n"
+        cut = text[: chars // 2] + marker + text[-chars // 3 :]
+    return message.model_copy(update={"content": cut})
+
+
+class Compressor:
+    """Plans and performs compression of a message list to a token target."""
+
+    def __init__(self, counter: TokenCounter, summarizer: Summarizer | None) -> None:
+        self.counter = counter
+        self.summarizer = summarizer
+
+    def split(
+        self, messages: Sequence[BaseMessage], target: int
+    ) -> tuple[list[BaseMessage], list[list[BaseMessage]]]:
+        """(older messages to summarize, newest units kept verbatim within `target`)."""
+        units = group_units(messages)
+        allowance = min(600, target // 5)
+        kept: list[list[BaseMessage]] = []
+        used = 0
+        for unit in reversed(units):
+            size = self.counter.count_messages(unit)
+            if kept and used + size > target - allowance:
+                break
+            kept.insert(0, unit)
+            used += size
+        older = [m for unit in units[: len(units) - len(kept)] for m in unit]
+        return older, kept
+
+    def _finish(
+        self,
+        messages: Sequence[BaseMessage],
+        older: list[BaseMessage],
+        kept_units: list[list[BaseMessage]],
+        summary: str | None,
+        failure: str | None,
+        target: int,
+    ) -> CompressionResult:
+        before = self.counter.count_messages(messages)
+        head: list[BaseMessage] = []
+        method = "none"
+        note = ""
+        if older:
+            if summary is not None:
+                head = [_summary_message(summary, len(older))]
+                method = "summary"
+                note = f"summarized {len(older)} older messages"
+            else:
+                previous = [m for m in older if is_summary(m)]
+                text = (
+                    f"{len(older)} older messages were removed to fit the context window "
+                    f"(summarizing failed: {failure}). Ask the user to repeat details that "
+                    "are missing."
+                )
+                if previous:  # keep what an earlier summary already preserved
+                    text += "\nEarlier summary:\n" + str(previous[-1].content)[-2000:]
+                head = [_summary_message(text, len(older))]
+                method = "deletion"
+                note = f"deleted {len(older)} older messages ({failure})"
+        kept = [m for unit in kept_units for m in unit]
+        shrunk = 0
+        budget = target - self.counter.count_messages(head)
+        while self.counter.count_messages(kept) > budget and kept:
+            largest = max(range(len(kept)), key=lambda i: self.counter.count_message(kept[i]))
+            size = self.counter.count_message(kept[largest])
+            excess = self.counter.count_messages(kept) - budget
+            smaller = _shrink(kept[largest], self.counter, max(60, size - excess))
+            if self.counter.count_message(smaller) >= size:
+                break  # cannot shrink further; the model-call guard handles the rest
+            kept[largest] = smaller
+            shrunk += 1
+        if shrunk:
+            method = method if method != "none" else "shrink"
+            note = (note + "; " if note else "") + f"shrank {shrunk} oversized message(s)"
+        result = cast("list[AnyMessage]", [*head, *kept])
+        return CompressionResult(
+            result, method, len(older), shrunk, before, self.counter.count_messages(result), note
+        )
+
+    def compress(self, messages: Sequence[BaseMessage], target: int) -> CompressionResult:
+        """Synchronous compression (the summarizer runs with its timeout)."""
+        older, kept = self.split(messages, target)
+        summary, failure = None, None
+        if older:
+            if self.summarizer is None:
+                failure = "no summarizer configured"
+            else:
+                try:
+                    summary = self.summarizer.summarize(older)
+                except SummaryFailed as exc:
+                    failure = str(exc)
+        return self._finish(messages, older, kept, summary, failure, target)
+
+    async def acompress(self, messages: Sequence[BaseMessage], target: int) -> CompressionResult:
+        """Asynchronous compression (the summarizer runs with its timeout)."""
+        older, kept = self.split(messages, target)
+        summary, failure = None, None
+        if older:
+            if self.summarizer is None:
+                failure = "no summarizer configured"
+            else:
+                try:
+                    summary = await self.summarizer.asummarize(older)
+                except SummaryFailed as exc:
+                    failure = str(exc)
+        return self._finish(messages, older, kept, summary, failure, target)
+
+    def delete_only(self, messages: Sequence[BaseMessage], target: int) -> CompressionResult:
+        """Fast compression without a model call (for the last-moment request guard)."""
+        older, kept = self.split(messages, target)
+        return self._finish(messages, older, kept, None, "no time to summarize", target)

@@ -1,0 +1,102 @@
+"""Summarize older messages with a chat model, within a time limit and the model's own window.
+
+LangChain's `SummarizationMiddleware` lets a failed summary propagate and counts no tool schemas;
+we keep its idea (a model writes the summary) but bound the summarizer's input to its window,
+put a timeout on the call, and turn every failure into `SummaryFailed` so the caller can fall
+back to deletion instead of breaking the conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Sequence
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+SUMMARY_INSTRUCTIONS = (
+    "You compress a conversation between a platform engineer and an assistant so it can "
+    "continue within a small context window. Write at most 250 words. Keep: the user's goals "
+    "and questions, names (applications, repositories, files, clusters), numbers, statuses, "
+    "decisions, commands run and their outcomes, and open questions. Drop pleasantries and "
+    "raw listings (keep their totals). Write plain sentences, no preamble."
+)
+
+
+class SummaryFailed(Exception):
+    """The summarizer could not produce a summary (error, timeout or empty answer)."""
+
+
+def render_for_summary(messages: Sequence[BaseMessage], max_chars: int) -> str:
+    """Plain-text transcript of `messages`, each capped, newest kept when over `max_chars`."""
+    per_message = max(400, max_chars // max(1, min(len(messages), 40)))
+    lines: list[str] = []
+    for message in messages:
+        if isinstance(message, HumanMessage):
+            role = "User"
+        elif isinstance(message, AIMessage):
+            role = "Assistant"
+        elif isinstance(message, ToolMessage):
+            role = f"Tool result ({message.name or 'tool'})"
+        else:
+            role = message.type.capitalize()
+        text = message.content if isinstance(message.content, str) else str(message.content)
+        if isinstance(message, AIMessage) and message.tool_calls:
+            calls = ", ".join(f"{c['name']}({c['args']})" for c in message.tool_calls)
+            text = f"{text}\n[called {calls}]".strip()
+        if len(text) > per_message:
+            text = text[: per_message - 40] + " [...]"
+        lines.append(f"{role}: {text}")
+    transcript = "\n".join(lines)
+    return transcript if len(transcript) <= max_chars else "[...]\n" + transcript[-max_chars:]
+
+
+class Summarizer:
+    """Writes summaries with `model`; `max_input_chars` keeps its prompt inside its window."""
+
+    def __init__(self, model: BaseChatModel, *, timeout: float, max_input_chars: int) -> None:
+        self.model = model
+        self.timeout = timeout
+        self.max_input_chars = max_input_chars
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+
+    def _prompt(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+        transcript = render_for_summary(messages, self.max_input_chars)
+        return [
+            SystemMessage(content=SUMMARY_INSTRUCTIONS),
+            HumanMessage(content=f"Conversation to summarize:\n{transcript}"),
+        ]
+
+    @staticmethod
+    def _text(answer: BaseMessage) -> str:
+        text = answer.text if hasattr(answer, "text") else str(answer.content)
+        text = text.strip()
+        if not text:
+            raise SummaryFailed("the summarizer returned an empty answer")
+        return text
+
+    def summarize(self, messages: Sequence[BaseMessage]) -> str:
+        """Summary text, or `SummaryFailed` after an error or `timeout` seconds."""
+        future = self._pool.submit(self.model.invoke, self._prompt(messages))
+        try:
+            return self._text(future.result(timeout=self.timeout))
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise SummaryFailed(f"timed out after {self.timeout:g} s") from None
+        except SummaryFailed:
+            raise
+        except Exception as exc:
+            raise SummaryFailed(f"{type(exc).__name__}: {exc}"[:300]) from exc
+
+    async def asummarize(self, messages: Sequence[BaseMessage]) -> str:
+        """Async `summarize`."""
+        try:
+            answer = await asyncio.wait_for(
+                self.model.ainvoke(self._prompt(messages)), timeout=self.timeout
+            )
+        except TimeoutError:
+            raise SummaryFailed(f"timed out after {self.timeout:g} s") from None
+        except Exception as exc:
+            raise SummaryFailed(f"{type(exc).__name__}: {exc}"[:300]) from exc
+        return self._text(answer)

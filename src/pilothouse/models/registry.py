@@ -1,0 +1,136 @@
+"""`provider:model` -> a LangChain chat model, its context window and its token counter."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from pilothouse.config import Settings
+from pilothouse.errors import ConfigurationError
+from pilothouse.models.tokens import TokenCounter, build_token_counter
+from pilothouse.models.windows import ContextWindow, resolve_context_window
+
+
+@dataclass(frozen=True)
+class ProviderInfo:
+    """How to build one provider's chat model, and what it needs installed."""
+
+    package: str
+    module: str
+    cls: str
+    example: str
+    needs: str
+
+
+PROVIDER_INFO: dict[str, ProviderInfo] = {
+    "local": ProviderInfo("llama-cpp-python", "pilothouse.models.local_chat", "ChatLocalLlama",
+                          "local:qwen2.5-coder-1.5b-instruct", "nothing (offline, bundled)"),
+    "openai": ProviderInfo("langchain-openai", "langchain_openai", "ChatOpenAI",
+                           "openai:gpt-4o-mini", "OPENAI_API_KEY"),
+    "azure-openai": ProviderInfo("langchain-openai", "langchain_openai", "AzureChatOpenAI",
+                                 "azure-openai:my-gpt4o-deployment",
+                                 "AZURE_OPENAI_API_KEY, AZURE_OPENAI_ENDPOINT, "
+                                 "OPENAI_API_VERSION"),
+    "anthropic": ProviderInfo("langchain-anthropic", "langchain_anthropic", "ChatAnthropic",
+                              "anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
+    "aws-bedrock": ProviderInfo("langchain-aws", "langchain_aws", "ChatBedrockConverse",
+                                "aws-bedrock:anthropic.claude-3-5-sonnet-20240620-v1:0",
+                                "AWS credentials and AWS_REGION"),
+    "google-gemini": ProviderInfo("langchain-google-genai", "langchain_google_genai",
+                                  "ChatGoogleGenerativeAI", "google-gemini:gemini-2.0-flash",
+                                  "GOOGLE_API_KEY"),
+    "ollama": ProviderInfo("langchain-ollama", "langchain_ollama", "ChatOllama",
+                           "ollama:llama3.1", "a running Ollama (OLLAMA_BASE_URL)"),
+    "openai-compatible": ProviderInfo("langchain-openai", "langchain_openai", "ChatOpenAI",
+                                      "openai-compatible:qwen2.5-coder",
+                                      "OPENAI_BASE_URL (vLLM, LM Studio, llama.cpp server)"),
+}
+
+
+def _load_class(provider: str) -> Any:
+    info = PROVIDER_INFO[provider]
+    try:
+        module = importlib.import_module(info.module)
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"Provider {provider!r} needs the package {info.package}, which is not installed "
+            f"({exc.name}).",
+            hint=f"pip install {info.package}",
+        ) from exc
+    return getattr(module, info.cls)
+
+
+def _kwargs(settings: Settings) -> dict[str, Any]:
+    provider, name = settings.provider, settings.model_name
+    common: dict[str, Any] = {"temperature": 0}
+    if provider == "openai":
+        return {**common, "model": name, "max_tokens": settings.max_output_tokens,
+                **({"api_key": settings.openai_api_key} if settings.openai_api_key else {})}
+    if provider == "azure-openai":
+        return {**common, "azure_deployment": name, "max_tokens": settings.max_output_tokens}
+    if provider == "openai-compatible":
+        if not settings.openai_base_url:
+            raise ConfigurationError(
+                "Provider 'openai-compatible' needs OPENAI_BASE_URL.",
+                hint="e.g. OPENAI_BASE_URL=http://127.0.0.1:8000/v1 for vLLM or llama.cpp",
+            )
+        # Local servers ignore max_completion_tokens; max_tokens goes in the body as is.
+        return {**common, "model": name, "base_url": settings.openai_base_url,
+                "api_key": settings.openai_api_key or "not-needed",
+                "extra_body": {"max_tokens": settings.max_output_tokens}}
+    if provider == "anthropic":
+        return {**common, "model": name, "max_tokens": settings.max_output_tokens}
+    if provider == "aws-bedrock":
+        return {**common, "model": name, "max_tokens": settings.max_output_tokens}
+    if provider == "google-gemini":
+        return {**common, "model": name, "max_output_tokens": settings.max_output_tokens}
+    if provider == "ollama":
+        return {**common, "model": name, "num_predict": settings.max_output_tokens,
+                **({"base_url": settings.ollama_base_url} if settings.ollama_base_url else {})}
+    raise ConfigurationError(f"Unknown provider {provider!r}.")
+
+
+def build_chat_model(settings: Settings) -> BaseChatModel:
+    """The configured chat model (the local one loads lazily on first call)."""
+    if settings.provider == "local":
+        from pilothouse.models.local_chat import build_local_chat_model
+
+        return build_local_chat_model(settings)
+    cls = _load_class(settings.provider)
+    try:
+        model: BaseChatModel = cls(**_kwargs(settings))
+    except ConfigurationError:
+        raise
+    except Exception as exc:  # provider SDKs raise on missing keys at construction
+        info = PROVIDER_INFO[settings.provider]
+        raise ConfigurationError(
+            f"Could not set up {settings.model!r}: {exc}"[:400], hint=f"It needs {info.needs}."
+        ) from exc
+    return model
+
+
+@dataclass
+class ModelSetup:
+    """A chat model with the facts the context layers need about it."""
+
+    chat_model: BaseChatModel
+    window: ContextWindow
+    counter: TokenCounter
+    name: str
+
+
+def setup_model(
+    settings: Settings, chat_model: BaseChatModel | None = None,
+    local_counter: Callable[[str], int] | None = None,
+) -> ModelSetup:
+    """Build (or wrap a given) chat model with its window and the best token counter."""
+    model = chat_model if chat_model is not None else build_chat_model(settings)
+    window = resolve_context_window(settings, model)
+    if local_counter is None and settings.provider == "local" and chat_model is None:
+        local_counter = getattr(model, "count_text_tokens", None)
+    counter = build_token_counter(settings.provider, local_counter=local_counter)
+    return ModelSetup(model, window, counter, settings.model)

@@ -1,0 +1,110 @@
+"""Build an agent: LangChain `create_agent` with every context-safety layer wired in."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    ModelCallLimitMiddleware,
+    ToolCallLimitMiddleware,
+)
+from langchain_core.messages import SystemMessage
+from langchain_core.tools import BaseTool
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
+
+from pilothouse.config import Settings
+from pilothouse.context.compression import Compressor
+from pilothouse.context.orphans import OrphanRepairMiddleware
+from pilothouse.context.overflow import OverflowRecoveryMiddleware
+from pilothouse.context.preflight import Budget, PreflightBudgetMiddleware
+from pilothouse.context.summarizer import Summarizer
+from pilothouse.context.tool_output import ToolOutputGuardMiddleware, tool_output_limit
+from pilothouse.context.tool_resilience import ToolResilienceMiddleware
+from pilothouse.models.registry import ModelSetup
+from pilothouse.models.tokens import CHARS_PER_TOKEN_ESTIMATE
+
+
+def context_middleware(
+    settings: Settings,
+    model: ModelSetup,
+    *,
+    tools: Sequence[BaseTool] = (),
+    system_prompt: str = "",
+    summarizer: Summarizer | None = None,
+    per_tool_timeouts: Mapping[str, float] | None = None,
+) -> list[AgentMiddleware[Any, Any, Any]]:
+    """The context-safety layers enabled in `settings`, in the order they must compose.
+
+    Hooks run in list order; wrappers nest with the first outermost. So orphan repair runs
+    before the budget check, overflow recovery wraps the request guard (a retry is measured
+    again), and the output guard wraps the resilience layer (error results are held too).
+    """
+    window = model.window.tokens
+    budget = Budget(
+        window=window,
+        reserved_output=min(settings.max_output_tokens, window // 4),
+        trigger_ratio=settings.context_trigger_ratio,
+        target_ratio=settings.context_target_ratio,
+    )
+    if summarizer is None:
+        summarizer = Summarizer(
+            model.chat_model,
+            timeout=settings.summary_timeout_seconds,
+            max_input_chars=int(window * 0.4 * CHARS_PER_TOKEN_ESTIMATE),
+        )
+    compressor = Compressor(model.counter, summarizer)
+    overhead = model.counter.count_tools(list(tools)) + model.counter.count_message(
+        SystemMessage(content=system_prompt)
+    )
+    layers: list[AgentMiddleware[Any, Any, Any]] = []
+    if settings.layer_enabled("orphan_repair"):
+        layers.append(OrphanRepairMiddleware())
+    if settings.layer_enabled("overflow_recovery"):
+        layers.append(OverflowRecoveryMiddleware(budget, model.counter, compressor))
+    if settings.layer_enabled("preflight"):
+        layers.append(PreflightBudgetMiddleware(budget, model.counter, compressor, overhead))
+    if settings.layer_enabled("tool_output_guard"):
+        limit = tool_output_limit(
+            settings.max_tool_output_size, window, settings.tool_output_window_share
+        )
+        layers.append(ToolOutputGuardMiddleware(limit))
+    if settings.layer_enabled("tool_resilience"):
+        layers.append(ToolResilienceMiddleware(
+            timeout=settings.tool_timeout_seconds,
+            repeat_limit=settings.repeated_call_limit,
+            per_tool_timeouts=per_tool_timeouts,
+        ))
+        layers.append(ModelCallLimitMiddleware(run_limit=settings.model_call_limit))
+        layers.append(ToolCallLimitMiddleware(run_limit=settings.tool_call_limit))
+    return layers
+
+
+def build_agent(
+    settings: Settings,
+    model: ModelSetup,
+    *,
+    tools: Sequence[BaseTool] = (),
+    system_prompt: str = "",
+    checkpointer: Checkpointer | None = None,
+    name: str = "pilothouse",
+    extra_middleware: Sequence[AgentMiddleware[Any, Any, Any]] = (),
+    summarizer: Summarizer | None = None,
+    per_tool_timeouts: Mapping[str, float] | None = None,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """An agent graph over `model` and `tools` with the context layers and `extra_middleware`."""
+    layers = context_middleware(
+        settings, model, tools=tools, system_prompt=system_prompt, summarizer=summarizer,
+        per_tool_timeouts=per_tool_timeouts,
+    )
+    return create_agent(
+        model.chat_model,
+        tools=list(tools),
+        system_prompt=system_prompt or None,
+        middleware=[*layers, *extra_middleware],
+        checkpointer=checkpointer,
+        name=name,
+    )
