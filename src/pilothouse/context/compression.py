@@ -14,7 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 
 from pilothouse.context.summarizer import Summarizer, SummaryFailed
 from pilothouse.context.tool_output import truncate_tool_output
@@ -85,11 +92,17 @@ class Compressor:
     def split(
         self, messages: Sequence[BaseMessage], target: int
     ) -> tuple[list[BaseMessage], list[list[BaseMessage]]]:
-        """(older messages to summarize, newest units kept verbatim within `target`)."""
-        units = group_units(messages)
+        """(older messages to summarize, newest units kept verbatim within `target`).
+
+        Leading system messages are instructions, not history: they are always kept.
+        """
+        pinned = 0
+        while pinned < len(messages) and isinstance(messages[pinned], SystemMessage):
+            pinned += 1
+        units = group_units(messages[pinned:])
         allowance = min(600, target // 5)
         kept: list[list[BaseMessage]] = []
-        used = 0
+        used = self.counter.count_messages(messages[:pinned])
         for unit in reversed(units):
             size = self.counter.count_messages(unit)
             if kept and used + size > target - allowance:
@@ -97,6 +110,8 @@ class Compressor:
             kept.insert(0, unit)
             used += size
         older = [m for unit in units[: len(units) - len(kept)] for m in unit]
+        if pinned:
+            kept.insert(0, list(messages[:pinned]))
         return older, kept
 
     def _finish(
@@ -144,7 +159,9 @@ class Compressor:
         if shrunk:
             method = method if method != "none" else "shrink"
             note = (note + "; " if note else "") + f"shrank {shrunk} oversized message(s)"
-        result = cast("list[AnyMessage]", [*head, *kept])
+        system = [m for m in kept if isinstance(m, SystemMessage)]
+        rest = [m for m in kept if not isinstance(m, SystemMessage)]
+        result = cast("list[AnyMessage]", [*system, *head, *rest])
         return CompressionResult(
             result, method, len(older), shrunk, before, self.counter.count_messages(result), note
         )

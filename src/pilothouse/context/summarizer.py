@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 
 SUMMARY_INSTRUCTIONS = (
     "You compress a conversation between a platform engineer and an assistant so it can "
@@ -22,6 +23,11 @@ SUMMARY_INSTRUCTIONS = (
     "decisions, commands run and their outcomes, and open questions. Drop pleasantries and "
     "raw listings (keep their totals). Write plain sentences, no preamble."
 )
+
+
+#: Tag on the summarizer's own model calls, so interfaces do not stream them as the answer.
+INTERNAL_TAG = "pilothouse-internal"
+_INTERNAL_CONFIG: RunnableConfig = {"tags": [INTERNAL_TAG], "run_name": "summarize_history"}
 
 
 class SummaryFailed(Exception):
@@ -78,7 +84,7 @@ class Summarizer:
 
     def summarize(self, messages: Sequence[BaseMessage]) -> str:
         """Summary text, or `SummaryFailed` after an error or `timeout` seconds."""
-        future = self._pool.submit(self.model.invoke, self._prompt(messages))
+        future = self._pool.submit(self.model.invoke, self._prompt(messages), _INTERNAL_CONFIG)
         try:
             return self._text(future.result(timeout=self.timeout))
         except concurrent.futures.TimeoutError:
@@ -93,7 +99,7 @@ class Summarizer:
         """Async `summarize`."""
         try:
             answer = await asyncio.wait_for(
-                self.model.ainvoke(self._prompt(messages)), timeout=self.timeout
+                self.model.ainvoke(self._prompt(messages), _INTERNAL_CONFIG), timeout=self.timeout
             )
         except TimeoutError:
             raise SummaryFailed(f"timed out after {self.timeout:g} s") from None
