@@ -67,7 +67,11 @@ class OverflowRecoveryMiddleware(AgentMiddleware):
         self.hard_ratio = hard_ratio
 
     def _target(self, request: ModelRequest) -> int:
-        room = int(self.budget.window * self.hard_ratio) - request_overhead(request, self.counter)
+        # The provider counted more than we did, so our estimate is no guide: aim for the
+        # smaller of a hard share of the window and half of what we just sent.
+        overhead = request_overhead(request, self.counter)
+        sent = self.counter.count_messages(request.messages)
+        room = min(int(self.budget.window * self.hard_ratio) - overhead, sent // 2)
         return max(room, self.budget.window // 20)
 
     def _failure(self, error: BaseException, result: CompressionResult) -> ExtendedModelResponse:

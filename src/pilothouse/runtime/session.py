@@ -109,12 +109,15 @@ class Conversation:
                     events.append(Event("interrupt", "", {"value": item.value, "id": item.id}))
                 continue
             # Only the model and tool nodes add messages; middleware nodes rewrite history
-            # (summaries, repairs), which must not be replayed as new events.
-            if node not in ("model", "tools") or not isinstance(value, dict):
+            # (summaries, repairs), which must not be replayed as new events. A node that
+            # returned several updates (an answer plus a recovery rewrite) gives a list.
+            if node not in ("model", "tools"):
                 continue
-            messages = list(value.get("messages", []) or [])
-            if any(isinstance(m, RemoveMessage) for m in messages):
-                messages = messages[-1:]  # a recovery rewrite: only the answer is new
+            messages: list[Any] = []
+            for part in value if isinstance(value, list) else [value]:
+                added = list(part.get("messages", []) or []) if isinstance(part, dict) else []
+                if not any(isinstance(m, RemoveMessage) for m in added):
+                    messages.extend(added)
             for message in messages:
                 if isinstance(message, AIMessage) and message.tool_calls:
                     for call in message.tool_calls:

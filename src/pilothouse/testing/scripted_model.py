@@ -23,10 +23,10 @@ from pydantic import ConfigDict, Field
 Step = AIMessage | str | BaseException | Callable[[list[BaseMessage]], "AIMessage | str"]
 
 
-def tool_call(name: str, **args: Any) -> AIMessage:
+def tool_call(tool_name: str, /, **args: Any) -> AIMessage:
     """An AI message that calls one tool."""
     return AIMessage(content="", tool_calls=[
-        {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "tool_call"}
+        {"name": tool_name, "args": args, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "tool_call"}
     ])
 
 

@@ -1,0 +1,246 @@
+"""A deterministic, lazily generated Argo CD fleet: every application is a function of its index.
+
+Nothing per application is stored. `Fleet.app(i)` derives an `AppRecord` from `(seed, i)` with
+a hash, so a fleet of 100,000 applications costs one array of sort positions (400 KB), not
+100,000 documents. Markers plant a term in exactly N resources of each type so tests can pin the
+seed's scenarios ("18 matches", "1,200 matches rejected with a breakdown").
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from dataclasses import dataclass, field
+
+from pilothouse.sandbox.argocd import vocabulary as v
+
+# (sync, health, cumulative share): mostly Synced/Healthy, as in a real fleet.
+_STATUS_MIX: tuple[tuple[str, str, float], ...] = (
+    ("Synced", "Healthy", 0.78),
+    ("OutOfSync", "Healthy", 0.86),
+    ("Synced", "Progressing", 0.91),
+    ("OutOfSync", "Degraded", 0.95),
+    ("Synced", "Degraded", 0.97),
+    ("OutOfSync", "Missing", 0.985),
+    ("Synced", "Suspended", 0.995),
+    ("Unknown", "Unknown", 1.0),
+)
+_COMBOS: tuple[tuple[str, str, str], ...] = tuple(
+    (team, service, env)
+    for team, services in v.TEAM_SERVICES.items()
+    for service in services
+    for env in v.ENVIRONMENTS
+)
+_COMBO_INDEX: dict[str, int] = {f"{t}-{s}-{e}": k for k, (t, s, e) in enumerate(_COMBOS)}
+BASE_PROJECTS: tuple[str, ...] = ("default", *v.TEAMS)
+
+
+@dataclass(frozen=True)
+class Marker:
+    """Plant `term` in exactly this many resources of each type."""
+
+    term: str
+    applications: int = 0
+    projects: int = 0
+    applicationsets: int = 0
+    clusters: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.applications + self.projects + self.applicationsets + self.clusters
+
+
+@dataclass(frozen=True)
+class FleetSpec:
+    """Size and seed of a generated fleet; `None` counts mean "the natural number"."""
+
+    apps: int = 819
+    projects: int | None = None
+    applicationsets: int | None = None
+    clusters: int | None = None
+    seed: int = 8_069_395
+    markers: tuple[Marker, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if self.apps < 0:
+            raise ValueError("apps must be zero or more")
+        if self.projects is not None and self.projects < len(BASE_PROJECTS):
+            raise ValueError(f"projects must be at least {len(BASE_PROJECTS)} (one per team)")
+        vocabulary = v.vocabulary_text()
+        for marker in self.markers:
+            term = marker.term
+            if not (term.isalpha() and term.islower() and len(term) >= 4):
+                raise ValueError(f"marker term {term!r} must be a lower-case word of 4+ letters")
+            if term in vocabulary:
+                raise ValueError(f"marker term {term!r} occurs in generated names; pick another")
+            for kind, have in (
+                ("applications", self.apps),
+                ("projects", self.project_count),
+                ("applicationsets", self.applicationset_count),
+                ("clusters", self.cluster_count),
+            ):
+                if getattr(marker, kind) > have:
+                    raise ValueError(f"marker {term!r} wants {getattr(marker, kind)} {kind}")
+
+    @property
+    def project_count(self) -> int:
+        return len(BASE_PROJECTS) if self.projects is None else self.projects
+
+    @property
+    def applicationset_count(self) -> int:
+        base = sum(len(s) for s in v.TEAM_SERVICES.values())
+        return base if self.applicationsets is None else self.applicationsets
+
+    @property
+    def cluster_count(self) -> int:
+        """Cluster secrets; `in-cluster` is listed on top of these."""
+        return len(v.BASE_CLUSTERS) if self.clusters is None else self.clusters
+
+
+@dataclass(frozen=True, slots=True)
+class AppRecord:
+    """The facts of one generated application; documents are rendered from it."""
+
+    index: int
+    name: str
+    team: str
+    service: str
+    env: str
+    replica: int
+    cluster_name: str
+    cluster_server: str
+    repo: str
+    path: str
+    source_type: str
+    revision: str
+    sync: str
+    health: str
+    auto_sync: bool
+    labels: dict[str, str]
+    annotations: dict[str, str] | None
+    created: str
+    replicas: int
+
+    @property
+    def project(self) -> str:
+        return self.team
+
+    @property
+    def namespace(self) -> str:
+        return f"{self.team}-{self.env}" if self.env != "production" else self.team
+
+
+def chosen(index: int, count: int, total: int) -> bool:
+    """Whether `index` is one of `count` indices spread evenly over `total` (exactly `count`)."""
+    if count <= 0 or total <= 0:
+        return False
+    return (index * count) // total != ((index + 1) * count) // total
+
+
+def digest(seed: int, *parts: object) -> int:
+    """A stable 128-bit number for `parts`: the fleet's only source of variety."""
+    text = ":".join(str(p) for p in (seed, *parts)).encode()
+    return int.from_bytes(hashlib.blake2b(text, digest_size=16).digest(), "big")
+
+
+def fraction(number: int, slot: int) -> float:
+    """Slot `slot` (0-7) of a digest as a float in [0, 1)."""
+    return ((number >> (16 * slot)) & 0xFFFF) / 65536.0
+
+
+class Fleet:
+    """Applications, projects, application sets and clusters derived from a `FleetSpec`."""
+
+    def __init__(self, spec: FleetSpec | None = None) -> None:
+        self.spec = spec or FleetSpec()
+        # Argo CD lists applications sorted by name; only the permutation is kept.
+        self._order = array("I", sorted(range(self.spec.apps), key=self.name_of))
+
+    def __len__(self) -> int:
+        return self.spec.apps
+
+    def name_of(self, index: int) -> str:
+        team, service, env = _COMBOS[index % len(_COMBOS)]
+        return f"{team}-{service}-{env}{v.replica_suffix(index // len(_COMBOS))}"
+
+    def index_of(self, name: str) -> int | None:
+        """The index of the application called `name`, or None."""
+        base, replica = name, 0
+        if name not in _COMBO_INDEX:
+            for candidate in range(1, len(v.REPLICA_REGIONS) + 1):
+                suffix = v.replica_suffix(candidate)
+                if name.endswith(suffix):
+                    base, replica = name[: -len(suffix)], candidate
+                    break
+            else:
+                head, sep, number = name.rpartition("-cell-")
+                if not sep or not number.isdigit() or int(number) <= len(v.REPLICA_REGIONS):
+                    return None
+                base, replica = head, int(number)
+        combo = _COMBO_INDEX.get(base)
+        if combo is None:
+            return None
+        index = replica * len(_COMBOS) + combo
+        return index if index < self.spec.apps and self.name_of(index) == name else None
+
+    def sorted_indices(self) -> array[int]:
+        return self._order
+
+    def markers_for(self, kind: str, index: int, total: int) -> list[str]:
+        """Marker terms planted in resource `index` of `kind`."""
+        return [m.term for m in self.spec.markers if chosen(index, getattr(m, kind), total)]
+
+    def app(self, index: int) -> AppRecord:
+        """Derive application `index` (0-based, generation order)."""
+        team, service, env = _COMBOS[index % len(_COMBOS)]
+        replica = index // len(_COMBOS)
+        h = digest(self.spec.seed, "app", index)
+        roll = fraction(h, 0)
+        sync, health = next((s, hl) for s, hl, top in _STATUS_MIX if roll < top)
+        env_clusters = [c for c in v.BASE_CLUSTERS if c[2] == env]
+        if team == "platform" and fraction(h, 1) < 0.5:
+            cluster_name, cluster_server = v.IN_CLUSTER_NAME, v.IN_CLUSTER_SERVER
+        else:
+            cluster = env_clusters[int(fraction(h, 1) * len(env_clusters))]
+            cluster_name, cluster_server = cluster[0], cluster[1]
+        style = fraction(h, 2)
+        if style < 0.55:
+            repo, path, source_type = v.SHARED_REPO, f"charts/{team}-{service}", "Helm"
+        elif style < 0.9:
+            repo = f"https://github.com/acme-corp/{team}-deploy.git"
+            path, source_type = f"apps/{service}/overlays/{env}", "Kustomize"
+        else:
+            repo, path, source_type = v.HELM_CHART_REPO, "", "Helm"
+        labels = {
+            "app.kubernetes.io/part-of": team,
+            "env": v.ENV_LABEL[env],
+            "team": team,
+            "tier": v.tier_of(service),
+        }
+        for term in self.markers_for("applications", index, self.spec.apps):
+            labels[term] = "true"
+        annotations = None
+        if fraction(h, 3) < 0.04:
+            annotations = {"notifications.argoproj.io/subscribe.on-sync-failed.slack": f"{team}-alerts"}
+        day = 1 + int(fraction(h, 4) * 27)
+        return AppRecord(
+            index=index,
+            name=f"{team}-{service}-{env}{v.replica_suffix(replica)}",
+            team=team,
+            service=service,
+            env=env,
+            replica=replica,
+            cluster_name=cluster_name,
+            cluster_server=cluster_server,
+            repo=repo,
+            path=path,
+            source_type=source_type,
+            revision=f"{h:032x}{h & 0xFFFFFFFF:08x}",
+            sync=sync,
+            health=health,
+            auto_sync=env != "production" or fraction(h, 5) < 0.5,
+            labels=labels,
+            annotations=annotations,
+            created=f"2025-{1 + index % 12:02d}-{day:02d}T09:12:44Z",
+            replicas=1 + int(fraction(h, 6) * 4),
+        )
