@@ -25,8 +25,9 @@ Step = AIMessage | str | BaseException | Callable[[list[BaseMessage]], "AIMessag
 
 def tool_call(tool_name: str, /, **args: Any) -> AIMessage:
     """An AI message that calls one tool."""
+    call_id = f"call_{uuid.uuid4().hex[:12]}"
     return AIMessage(content="", tool_calls=[
-        {"name": tool_name, "args": args, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "tool_call"}
+        {"name": tool_name, "args": args, "id": call_id, "type": "tool_call"}
     ])
 
 

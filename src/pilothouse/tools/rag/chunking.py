@@ -159,8 +159,10 @@ def _merge_small(segments: list[_Segment]) -> list[_Segment]:
     merged: list[_Segment] = []
     for seg in segments:
         prev = merged[-1] if merged else None
-        tiny = seg.end - seg.start < MIN_LINES or (prev is not None and prev.end - prev.start < MIN_LINES)
-        if prev is not None and tiny and seg.end - prev.start <= MAX_LINES and prev.end == seg.start:
+        tiny = seg.end - seg.start < MIN_LINES or (
+            prev is not None and prev.end - prev.start < MIN_LINES
+        )
+        if prev is not None and tiny and seg.end - prev.start <= MAX_LINES:
             prev.end = seg.end
             prev.symbol = prev.symbol or seg.symbol
             prev.names.extend(n for n in seg.names if n not in prev.names)

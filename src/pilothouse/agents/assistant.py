@@ -1,0 +1,72 @@
+"""The assistant behind `pilothouse ask` / `chat`: one agent graph with its tools, opened once.
+
+Tools come from MCP servers (Argo CD when configured); the graph gets every context-safety
+layer through `build_agent`. Interfaces open it as an async context so tool sessions and the
+checkpointer are closed cleanly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.tools import BaseTool
+from langgraph.graph.state import CompiledStateGraph
+
+from pilothouse.config import Settings
+from pilothouse.models.registry import ModelSetup, setup_model
+from pilothouse.runtime.builder import build_agent
+from pilothouse.runtime.checkpoint import open_checkpointer
+
+GENERAL_PROMPT = (
+    "You are Pilothouse, an assistant for platform engineers (Argo CD, GitHub, Kubernetes, "
+    "CI/CD, shell). Answer briefly and precisely. When you do not know, say so and say what "
+    "the user can check."
+)
+
+ProgressCallback = Callable[[str, int, int], None]
+
+
+@dataclass
+class Assistant:
+    """An opened agent: the graph, its model setup and what it can do."""
+
+    graph: CompiledStateGraph[Any, Any, Any, Any]
+    model: ModelSetup
+    tools: list[BaseTool]
+    name: str
+
+
+@asynccontextmanager
+async def open_assistant(
+    settings: Settings,
+    *,
+    model: ModelSetup | None = None,
+    progress: ProgressCallback | None = None,
+) -> AsyncIterator[Assistant]:
+    """Open the configured assistant with a durable checkpointer; close everything on exit."""
+    async with AsyncExitStack() as stack:
+        if model is None:
+            if settings.provider == "local":
+                from pilothouse.models.local_weights import ensure_local_model
+
+                ensure_local_model(
+                    settings,
+                    progress=(lambda done, total: progress("Preparing the local model",
+                                                           done, total)) if progress else None,
+                )
+            model = setup_model(settings)
+        checkpointer = await stack.enter_async_context(open_checkpointer(settings))
+        tools: list[BaseTool] = []
+        prompt = GENERAL_PROMPT
+        name = "pilothouse"
+        if settings.argocd_url:
+            from pilothouse.agents.argocd import open_argocd_tools
+
+            tools, prompt = await stack.enter_async_context(open_argocd_tools(settings))
+            name = "argocd"
+        graph = build_agent(settings, model, tools=tools, system_prompt=prompt,
+                            checkpointer=checkpointer, name=name)
+        yield Assistant(graph, model, tools, name)

@@ -1,0 +1,175 @@
+"""`pilothouse`: the command line (Typer + Rich)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import uuid
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pilothouse import __version__
+from pilothouse.config import PROVIDERS, Settings
+from pilothouse.errors import PilothouseError
+from pilothouse.interfaces.render import EventPrinter, progress_bar
+from pilothouse.runtime.session import Conversation, event_as_json
+
+app = typer.Typer(
+    name="pilothouse",
+    help="A multi-agent assistant for platform engineers that does not fall over.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+err = Console(stderr=True)
+out = Console()
+
+
+def load_settings() -> Settings:
+    """Settings from the environment, or a clear message and exit code 2."""
+    try:
+        return Settings.from_env()
+    except PilothouseError as error:
+        fail(error, code=2)
+
+
+def fail(error: PilothouseError, code: int = 1) -> NoReturn:
+    err.print(f"[bold red]Error:[/] {error.message}")
+    if error.hint:
+        err.print(f"[yellow]What to do:[/] {error.hint}")
+    raise typer.Exit(code)
+
+
+async def _ask(settings: Settings, question: str, thread: str, as_json: bool) -> int:
+    from pilothouse.agents.assistant import open_assistant
+
+    printer = EventPrinter(out, err, as_json=as_json)
+    with progress_bar(err) as progress:
+        async with open_assistant(settings, progress=progress) as assistant:
+            conversation = Conversation(assistant.graph, thread)
+            failed = False
+            async for event in conversation.ask(question):
+                if as_json:
+                    out.print(event_as_json(event), markup=False, highlight=False)
+                else:
+                    printer.show(event)
+                failed = failed or event.kind == "error"
+    if not as_json:
+        err.print(f"[dim]thread: {thread}  (continue with --thread {thread})[/]")
+    return 1 if failed else 0
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question or task.")],
+    thread: Annotated[str | None, typer.Option(help="Continue this conversation.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
+) -> None:
+    """Ask one question, print the answer and exit (0 on success)."""
+    settings = load_settings()
+    try:
+        code = asyncio.run(_ask(settings, question, thread or uuid.uuid4().hex[:12], as_json))
+    except PilothouseError as error:
+        fail(error)
+    raise typer.Exit(code)
+
+
+async def _chat(settings: Settings, thread: str) -> None:
+    from pilothouse.agents.assistant import open_assistant
+
+    printer = EventPrinter(out, err, as_json=False)
+    with progress_bar(err) as progress:
+        async with open_assistant(settings, progress=progress) as assistant:
+            conversation = Conversation(assistant.graph, thread)
+            err.print(f"[bold]Pilothouse[/] ({assistant.model.name}, window "
+                      f"{assistant.model.window.tokens:,} tokens, {len(assistant.tools)} tools). "
+                      "Type /exit to leave.")
+            while True:
+                try:
+                    question = await asyncio.to_thread(input, "you> ")
+                except EOFError:
+                    break
+                if question.strip() in {"/exit", "/quit"}:
+                    break
+                if question.strip():
+                    async for event in conversation.ask(question):
+                        printer.show(event)
+    err.print(f"[dim]thread: {thread}[/]")
+
+
+@app.command()
+def chat(
+    thread: Annotated[str | None, typer.Option(help="Continue this conversation.")] = None,
+) -> None:
+    """Chat interactively (the conversation is saved; resume it with --thread)."""
+    settings = load_settings()
+    try:
+        asyncio.run(_chat(settings, thread or uuid.uuid4().hex[:12]))
+    except PilothouseError as error:
+        fail(error)
+
+
+@app.command()
+def models() -> None:
+    """List the providers, what each needs, and the configured model's context window."""
+    from pilothouse.models.registry import PROVIDER_INFO
+    from pilothouse.models.windows import resolve_context_window
+
+    settings = load_settings()
+    table = Table(title="Model providers (PILOTHOUSE_MODEL=provider:model)")
+    for column in ("provider", "example", "needs"):
+        table.add_column(column)
+    for provider in PROVIDERS:
+        info = PROVIDER_INFO[provider]
+        table.add_row(provider, info.example, info.needs)
+    out.print(table)
+    try:
+        window = resolve_context_window(settings)
+        out.print(f"Configured: [bold]{settings.model}[/], window {window.tokens:,} tokens "
+                  f"(from {window.source}).")
+    except PilothouseError as error:
+        out.print(f"Configured: [bold]{settings.model}[/]: {error}")
+
+
+@app.command()
+def doctor() -> None:
+    """Check configuration, data directory, the local model and token counting."""
+    from pilothouse.interfaces.doctor import run_checks
+
+    settings = load_settings()
+    results = run_checks(settings)
+    table = Table(title="pilothouse doctor")
+    for column in ("check", "status", "detail"):
+        table.add_column(column)
+    for name, ok, detail in results:
+        table.add_row(name, "[green]ok[/]" if ok else "[red]problem[/]", detail)
+    out.print(table)
+    raise typer.Exit(0 if all(ok for _, ok, _ in results) else 1)
+
+
+@app.command()
+def demo(
+    question: Annotated[list[str] | None, typer.Argument(help="Questions to ask.")] = None,
+) -> None:
+    """Run the demo on embedded defaults: the offline model answers real questions."""
+    from pilothouse.interfaces.demo import run_demo
+
+    settings = load_settings()
+    try:
+        code = asyncio.run(run_demo(settings, question or [], out, err))
+    except PilothouseError as error:
+        fail(error)
+    raise typer.Exit(code)
+
+
+@app.command()
+def version() -> None:
+    """Print the version."""
+    out.print(__version__)
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Console entry point."""
+    return app(args=argv if argv is not None else sys.argv[1:])

@@ -1,0 +1,62 @@
+"""`pilothouse doctor`: what is configured, and whether each part works here."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import tempfile
+
+from pilothouse.config import Settings
+from pilothouse.errors import PilothouseError
+from pilothouse.models.tokens import tiktoken_counter
+from pilothouse.models.windows import resolve_context_window
+
+Check = tuple[str, bool, str]
+
+
+def _data_dir(settings: Settings) -> Check:
+    try:
+        settings.home.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=settings.home):
+            pass
+        return ("data directory", True, str(settings.home))
+    except OSError as error:
+        return ("data directory", False,
+                f"{settings.home}: {error.strerror}; set PILOTHOUSE_HOME to a writable path")
+
+
+def _local_model(settings: Settings) -> list[Check]:
+    checks: list[Check] = []
+    has_llama = importlib.util.find_spec("llama_cpp") is not None
+    checks.append(("llama-cpp-python", has_llama,
+                   "installed" if has_llama else "missing: pip install llama-cpp-python"))
+    from pilothouse.models.local_weights import ensure_local_model
+
+    try:
+        path = ensure_local_model(settings)
+        size = os.path.getsize(path)
+        checks.append(("local model file", True, f"{path} ({size:,} bytes, verified)"))
+    except PilothouseError as error:
+        checks.append(("local model file", False, f"{error.message} {error.hint or ''}"))
+    return checks
+
+
+def run_checks(settings: Settings) -> list[Check]:
+    """Every check as (name, ok, detail)."""
+    checks: list[Check] = [("model", True, settings.model)]
+    try:
+        window = resolve_context_window(settings)
+        checks.append(("context window", True, f"{window.tokens:,} tokens ({window.source})"))
+    except PilothouseError as error:
+        checks.append(("context window", False, f"{error.message} {error.hint or ''}"))
+    checks.append(_data_dir(settings))
+    if settings.provider == "local":
+        checks.extend(_local_model(settings))
+    counter = tiktoken_counter()
+    checks.append(("token counting", True,
+                   "tiktoken cl100k offline" if counter else "character estimate (tiktoken-"
+                   "offline missing)"))
+    disabled = ", ".join(sorted(settings.disabled_layers)) or "none"
+    checks.append(("context layers", not settings.disabled_layers, f"disabled: {disabled}"))
+    checks.append(("Argo CD", True, settings.argocd_url or "not configured (ARGOCD_URL)"))
+    return checks
