@@ -8,9 +8,11 @@ from typing import Any
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
     AgentMiddleware,
+    HumanInTheLoopMiddleware,
     ModelCallLimitMiddleware,
     ToolCallLimitMiddleware,
 )
+from langchain.agents.middleware.human_in_the_loop import InterruptOnConfig
 from langchain_core.messages import SystemMessage
 from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
@@ -26,6 +28,7 @@ from pilothouse.context.tool_output import ToolOutputGuardMiddleware, tool_outpu
 from pilothouse.context.tool_resilience import ToolResilienceMiddleware
 from pilothouse.models.registry import ModelSetup
 from pilothouse.models.tokens import CHARS_PER_TOKEN_ESTIMATE
+from pilothouse.runtime.planning import PlanningMiddleware, plan_approval
 
 
 def context_middleware(
@@ -94,17 +97,35 @@ def build_agent(
     extra_middleware: Sequence[AgentMiddleware[Any, Any, Any]] = (),
     summarizer: Summarizer | None = None,
     per_tool_timeouts: Mapping[str, float] | None = None,
+    planning: bool = False,
+    approvals: Mapping[str, InterruptOnConfig] | None = None,
+    after_approval: Sequence[AgentMiddleware[Any, Any, Any]] = (),
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """An agent graph over `model` and `tools` with the context layers and `extra_middleware`."""
+    """An agent graph over `model` and `tools` with the context layers and `extra_middleware`.
+
+    `planning` adds the plan tools; `approvals` names the tools a person must approve (one
+    human-in-the-loop gate for all of them); `after_approval` middleware sits inside that gate,
+    so it only ever sees calls that were approved or needed no approval.
+    """
+    gated: dict[str, bool | InterruptOnConfig] = dict(approvals or {})
+    middleware: list[AgentMiddleware[Any, Any, Any]] = list(extra_middleware)
+    if planning:
+        middleware.append(PlanningMiddleware())
+        gated.update(plan_approval())
+    if gated:
+        middleware.append(HumanInTheLoopMiddleware(gated, interrupt_mode="per_call"))
+    middleware.extend(after_approval)
+    # Planning tools are part of what the model sees, so the budget must count them.
+    every_tool = [*tools, *(t for m in middleware for t in getattr(m, "tools", []) or [])]
     layers = context_middleware(
-        settings, model, tools=tools, system_prompt=system_prompt, summarizer=summarizer,
+        settings, model, tools=every_tool, system_prompt=system_prompt, summarizer=summarizer,
         per_tool_timeouts=per_tool_timeouts,
     )
     return create_agent(
         model.chat_model,
         tools=list(tools),
         system_prompt=system_prompt or None,
-        middleware=[*layers, *extra_middleware],
+        middleware=[*layers, *middleware],
         checkpointer=checkpointer,
         name=name,
     )

@@ -30,7 +30,7 @@ STREAM_MODES: list[StreamMode] = ["messages", "updates", "custom"]
 class Event:
     """One thing that happened during a turn; `kind` says which."""
 
-    kind: str  # token | tool_call | tool_result | context | answer | interrupt | error
+    kind: str  # token | tool_call | tool_result | context | plan | answer | interrupt | error
     text: str = ""
     data: dict[str, Any] = field(default_factory=dict)
 
@@ -62,9 +62,27 @@ class Conversation:
         async for event in self._stream({"messages": [HumanMessage(content=question)]}):
             yield event
 
-    async def resume(self, decision: Any) -> AsyncIterator[Event]:
-        """Continue a run that stopped at an interrupt (an approval) with `decision`."""
-        async for event in self._stream(Command(resume=decision)):
+    async def pending(self) -> list[Event]:
+        """The approvals this conversation is waiting for (empty when none)."""
+        snapshot = await self.graph.aget_state(self.config)
+        return [Event("interrupt", "", {"value": item.value, "id": item.id})
+                for task in snapshot.tasks for item in task.interrupts]
+
+    async def decide(
+        self, decision: dict[str, Any], interrupt_id: str | None = None
+    ) -> AsyncIterator[Event]:
+        """Answer a pending approval and continue the run.
+
+        `decision` is `{"type": "approve"}`, `{"type": "reject", "message": "why"}` or
+        `{"type": "edit", "edited_action": {...}}`; without `interrupt_id` it answers every
+        pending approval.
+        """
+        ids = [interrupt_id] if interrupt_id else [e.data["id"] for e in await self.pending()]
+        if not ids:
+            yield Event("error", "Nothing is waiting for approval in this conversation.",
+                        {"suggestion": "Ask a question first; approvals appear as they arise."})
+            return
+        async for event in self._stream(Command(resume={i: decision for i in ids})):
             yield event
 
     async def history(self) -> list[BaseMessage]:
@@ -88,9 +106,11 @@ class Conversation:
                     ):
                         streamed_text = True
                         yield Event("token", _text(message))
-                elif mode == "custom":
-                    if isinstance(chunk, dict) and chunk.get("type") == "context":
+                elif mode == "custom" and isinstance(chunk, dict):
+                    if chunk.get("type") == "context":
                         yield Event("context", chunk.get("detail", ""), dict(chunk))
+                    elif chunk.get("type") == "plan":
+                        yield Event("plan", str(chunk.get("action", "")), dict(chunk))
                 elif mode == "updates":
                     for event in self._from_update(chunk, streamed_text):
                         yield event
