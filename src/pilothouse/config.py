@@ -33,6 +33,8 @@ CONTEXT_LAYERS: tuple[str, ...] = (
     "orphan_repair",
     "overflow_recovery",
     "tool_resilience",
+    "prioritization",
+    "correlation",
 )
 
 

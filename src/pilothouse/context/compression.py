@@ -23,6 +23,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from pilothouse.context.relevance import latest_question, relevance_scores
 from pilothouse.context.summarizer import Summarizer, SummaryFailed
 from pilothouse.context.tool_output import truncate_tool_output
 from pilothouse.models.tokens import TokenCounter, message_text
@@ -85,31 +86,49 @@ def _shrink(message: BaseMessage, counter: TokenCounter, max_tokens: int) -> Bas
 class Compressor:
     """Plans and performs compression of a message list to a token target."""
 
-    def __init__(self, counter: TokenCounter, summarizer: Summarizer | None) -> None:
+    def __init__(
+        self, counter: TokenCounter, summarizer: Summarizer | None, *, prioritize: bool = False
+    ) -> None:
         self.counter = counter
         self.summarizer = summarizer
+        self.prioritize = prioritize
 
     def split(
         self, messages: Sequence[BaseMessage], target: int
     ) -> tuple[list[BaseMessage], list[list[BaseMessage]]]:
-        """(older messages to summarize, newest units kept verbatim within `target`).
+        """(older messages to summarize, units kept verbatim within `target`).
 
-        Leading system messages are instructions, not history: they are always kept.
+        Leading system messages are instructions, not history: they are always kept. The
+        newest unit is always kept; then the newest units fill half the budget, and with
+        prioritization on, the units most relevant to the current question fill the rest
+        (without it, recency fills it all).
         """
         pinned = 0
         while pinned < len(messages) and isinstance(messages[pinned], SystemMessage):
             pinned += 1
         units = group_units(messages[pinned:])
-        allowance = min(600, target // 5)
-        kept: list[list[BaseMessage]] = []
-        used = self.counter.count_messages(messages[:pinned])
-        for unit in reversed(units):
-            size = self.counter.count_messages(unit)
-            if kept and used + size > target - allowance:
+        if not units:
+            return [], [list(messages)] if messages else []
+        budget = target - min(600, target // 5)
+        sizes = [self.counter.count_messages(unit) for unit in units]
+        used = self.counter.count_messages(messages[:pinned]) + sizes[-1]
+        keep = {len(units) - 1}
+        newest_first = range(len(units) - 2, -1, -1)
+        recency_budget = budget // 2 if self.prioritize else budget
+        for index in newest_first:
+            if used + sizes[index] > recency_budget:
                 break
-            kept.insert(0, unit)
-            used += size
-        older = [m for unit in units[: len(units) - len(kept)] for m in unit]
+            keep.add(index)
+            used += sizes[index]
+        if self.prioritize:
+            question = latest_question(messages)
+            scores = relevance_scores(question, units) if question else [0.0] * len(units)
+            for index in sorted(newest_first, key=lambda i: -scores[i]):
+                if index not in keep and scores[index] >= 1.0 and used + sizes[index] <= budget:
+                    keep.add(index)
+                    used += sizes[index]
+        kept = [units[i] for i in sorted(keep)]
+        older = [m for i, unit in enumerate(units) if i not in keep for m in unit]
         if pinned:
             kept.insert(0, list(messages[:pinned]))
         return older, kept

@@ -18,7 +18,8 @@ from langgraph.config import get_stream_writer
 logger = logging.getLogger("pilothouse.context")
 
 ACTIONS = ("summarized", "deleted", "shrunk", "truncated", "refused_output", "repaired",
-           "overflow_recovered", "tool_failed", "tool_timeout", "repeat_blocked")
+           "overflow_recovered", "tool_failed", "tool_timeout", "repeat_blocked",
+           "correlated", "expanded")
 
 
 @dataclass(frozen=True)

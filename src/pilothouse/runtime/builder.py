@@ -20,6 +20,7 @@ from langgraph.types import Checkpointer
 
 from pilothouse.config import Settings
 from pilothouse.context.compression import Compressor
+from pilothouse.context.intelligence import CorrelationMiddleware
 from pilothouse.context.orphans import OrphanRepairMiddleware
 from pilothouse.context.overflow import OverflowRecoveryMiddleware
 from pilothouse.context.preflight import Budget, PreflightBudgetMiddleware
@@ -59,7 +60,8 @@ def context_middleware(
             timeout=settings.summary_timeout_seconds,
             max_input_chars=int(window * 0.4 * CHARS_PER_TOKEN_ESTIMATE),
         )
-    compressor = Compressor(model.counter, summarizer)
+    compressor = Compressor(model.counter, summarizer,
+                            prioritize=settings.layer_enabled("prioritization"))
     overhead = model.counter.count_tools(list(tools)) + model.counter.count_message(
         SystemMessage(content=system_prompt)
     )
@@ -68,6 +70,9 @@ def context_middleware(
         layers.append(OrphanRepairMiddleware())
     if settings.layer_enabled("overflow_recovery"):
         layers.append(OverflowRecoveryMiddleware(budget, model.counter, compressor))
+    if settings.layer_enabled("correlation"):
+        # Outside the budget guard: the note it adds is counted like the rest of the request.
+        layers.append(CorrelationMiddleware())
     if settings.layer_enabled("preflight"):
         layers.append(PreflightBudgetMiddleware(budget, model.counter, compressor, overhead))
     if settings.layer_enabled("tool_output_guard"):

@@ -1,0 +1,106 @@
+"""Cross-turn correlation and dynamic context expansion, applied at each turn's first call.
+
+Correlation tells the model which earlier tool results a follow-up refers to, so it answers
+from them instead of calling the same tools again. Expansion looks up the files and symbols a
+question names in the codebase index and puts those snippets in front of the model, bounded in
+size, so "what does build_agent do?" starts from the code rather than a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from pilothouse.context.compression import group_units
+from pilothouse.context.events import ContextAction, report
+from pilothouse.context.relevance import link_note
+
+
+class Snippet(Protocol):
+    """A piece of code found in the index."""
+
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+
+
+SnippetLookup = Callable[[str], Sequence[Snippet]]
+
+
+def _turn_start(messages: Sequence[BaseMessage]) -> bool:
+    """True on the first model call of a turn (the question is the newest message)."""
+    return bool(messages) and isinstance(messages[-1], HumanMessage)
+
+
+def _append_system(request: ModelRequest, text: str) -> ModelRequest:
+    base = request.system_message.text if request.system_message else ""
+    return request.override(system_message=SystemMessage(content=f"{base}\n\n{text}".strip()))
+
+
+class CorrelationMiddleware(AgentMiddleware):
+    """Links a follow-up question to the earlier results it refers to."""
+
+    def _apply(self, request: ModelRequest) -> ModelRequest:
+        if not _turn_start(request.messages):
+            return request
+        question = str(request.messages[-1].content)
+        note = link_note(question, group_units(request.messages[:-1]))
+        if note is None:
+            return request
+        report(ContextAction("correlated", note, layer="correlation"))
+        return _append_system(request, note)
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse:
+        return handler(self._apply(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        return await handler(self._apply(request))
+
+
+class ExpansionMiddleware(AgentMiddleware):
+    """Adds the code a question names (paths, symbols) from the index, within `max_chars`."""
+
+    def __init__(self, lookup: SnippetLookup, *, max_chars: int = 4000) -> None:
+        super().__init__()
+        self.lookup = lookup
+        self.max_chars = max_chars
+
+    def _apply(self, request: ModelRequest) -> ModelRequest:
+        if not _turn_start(request.messages):
+            return request
+        snippets = list(self.lookup(str(request.messages[-1].content)))
+        if not snippets:
+            return request
+        blocks: list[str] = []
+        used = 0
+        for snippet in snippets:
+            block = f"{snippet.path}:{snippet.start_line}-{snippet.end_line}\n{snippet.text}"
+            if used + len(block) > self.max_chars:
+                block = block[: max(0, self.max_chars - used)]
+            if not block:
+                break
+            blocks.append(block)
+            used += len(block)
+        paths = ", ".join(sorted({s.path for s in snippets}))
+        report(ContextAction("expanded", f"added code from {paths}", layer="expansion",
+                             numbers={"snippets": len(blocks), "chars": used}))
+        text = "Code the question refers to (from the codebase index):\n\n" + "\n\n".join(blocks)
+        return _append_system(request, text)
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse:
+        return handler(self._apply(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        return await handler(self._apply(request))
