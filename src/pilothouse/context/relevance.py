@@ -34,6 +34,26 @@ _REFERENCES = re.compile(
 )
 
 
+# Results that explain a problem stay useful for later questions; bulk listings rarely do.
+_DIAGNOSTIC = re.compile(
+    r"\b(degraded|error|failed|failure|backoff|crashloop|not found|denied|forbidden|timeout|"
+    r"timed out|exception|oomkilled|outofsync|missing|unhealthy|conflict|rejected)\b",
+    re.IGNORECASE,
+)
+
+
+def salience(unit: Sequence[BaseMessage]) -> float:
+    """Content-aware worth of keeping a unit: diagnostics up, long homogeneous listings down."""
+    results = [str(m.content) for m in unit if isinstance(m, ToolMessage)]
+    if not results:
+        return 0.0
+    text = "\n".join(results)
+    score = 2.0 if _DIAGNOSTIC.search(text) else 0.0
+    if text.count('"name"') > 20:  # a listing: its totals survive in the summary
+        score -= 1.0
+    return score
+
+
 def terms(text: str) -> list[str]:
     """Lower-case content words; names like payments-api and src/app.py stay whole."""
     return [w for w in (m.group(0).lower().rstrip(".-/") for m in _WORD.finditer(text))
@@ -87,7 +107,7 @@ def find_links(question: str, units: Sequence[Sequence[BaseMessage]], limit: int
 
 
 def relevance_scores(question: str, units: Sequence[Sequence[BaseMessage]]) -> list[float]:
-    """A score per unit: rarity-weighted shared terms, a boost for links, a little recency."""
+    """A score per unit: rarity-weighted shared terms, links, salience, a little recency."""
     unit_terms = [Counter(terms(unit_text(u))) for u in units]
     wanted = set(terms(question))
     documents = len(units) or 1
@@ -97,6 +117,7 @@ def relevance_scores(question: str, units: Sequence[Sequence[BaseMessage]]) -> l
     for index, counts in enumerate(unit_terms):
         score = sum(math.log(1 + documents / frequency[t]) for t in wanted & set(counts))
         score += 3.0 if index in linked else 0.0
+        score += salience(units[index])
         score += index / documents  # recency breaks ties toward newer units
         scores.append(score)
     return scores
