@@ -15,6 +15,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 
+from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup, setup_model
 from pilothouse.runtime.builder import build_agent
@@ -49,24 +50,19 @@ async def open_assistant(
     """Open the configured assistant with a durable checkpointer; close everything on exit."""
     async with AsyncExitStack() as stack:
         if model is None:
-            if settings.provider == "local":
-                from pilothouse.models.local_weights import ensure_local_model
-
-                ensure_local_model(
-                    settings,
-                    progress=(lambda done, total: progress("Preparing the local model",
-                                                           done, total)) if progress else None,
-                )
-            model = setup_model(settings)
+            model = setup_model(settings, progress=(
+                lambda done, total: progress("Preparing the local model (once)", done, total)
+            ) if progress else None)
         checkpointer = await stack.enter_async_context(open_checkpointer(settings))
-        tools: list[BaseTool] = []
-        prompt = GENERAL_PROMPT
-        name = "pilothouse"
+        toolkit = Toolkit(name="pilothouse", prompt=GENERAL_PROMPT)
         if settings.argocd_url:
-            from pilothouse.agents.argocd import open_argocd_tools
+            from pilothouse.agents.argocd import open_argocd_toolkit
 
-            tools, prompt = await stack.enter_async_context(open_argocd_tools(settings))
-            name = "argocd"
-        graph = build_agent(settings, model, tools=tools, system_prompt=prompt,
-                            checkpointer=checkpointer, name=name)
-        yield Assistant(graph, model, tools, name)
+            toolkit = await stack.enter_async_context(open_argocd_toolkit(settings))
+        graph = build_agent(
+            settings, model, tools=toolkit.tools, system_prompt=toolkit.prompt,
+            checkpointer=checkpointer, name=toolkit.name, approvals=toolkit.approvals,
+            after_approval=toolkit.after_approval, extra_middleware=toolkit.extra_middleware,
+            planning=toolkit.planning,
+        )
+        yield Assistant(graph, model, toolkit.tools, toolkit.name)

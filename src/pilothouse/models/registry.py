@@ -27,27 +27,58 @@ class ProviderInfo:
 
 
 PROVIDER_INFO: dict[str, ProviderInfo] = {
-    "local": ProviderInfo("llama-cpp-python", "pilothouse.models.local_chat", "ChatLocalLlama",
-                          "local:qwen2.5-coder-1.5b-instruct", "nothing (offline, bundled)"),
-    "openai": ProviderInfo("langchain-openai", "langchain_openai", "ChatOpenAI",
-                           "openai:gpt-4o-mini", "OPENAI_API_KEY"),
-    "azure-openai": ProviderInfo("langchain-openai", "langchain_openai", "AzureChatOpenAI",
-                                 "azure-openai:my-gpt4o-deployment",
-                                 "AZURE_OPENAI_API_KEY, AZURE_OPENAI_ENDPOINT, "
-                                 "OPENAI_API_VERSION"),
-    "anthropic": ProviderInfo("langchain-anthropic", "langchain_anthropic", "ChatAnthropic",
-                              "anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
-    "aws-bedrock": ProviderInfo("langchain-aws", "langchain_aws", "ChatBedrockConverse",
-                                "aws-bedrock:anthropic.claude-3-5-sonnet-20240620-v1:0",
-                                "AWS credentials and AWS_REGION"),
-    "google-gemini": ProviderInfo("langchain-google-genai", "langchain_google_genai",
-                                  "ChatGoogleGenerativeAI", "google-gemini:gemini-2.0-flash",
-                                  "GOOGLE_API_KEY"),
-    "ollama": ProviderInfo("langchain-ollama", "langchain_ollama", "ChatOllama",
-                           "ollama:llama3.1", "a running Ollama (OLLAMA_BASE_URL)"),
-    "openai-compatible": ProviderInfo("langchain-openai", "langchain_openai", "ChatOpenAI",
-                                      "openai-compatible:qwen2.5-coder",
-                                      "OPENAI_BASE_URL (vLLM, LM Studio, llama.cpp server)"),
+    "local": ProviderInfo(
+        "llama-cpp-python",
+        "pilothouse.models.local_chat",
+        "ChatLocalLlama",
+        "local:qwen2.5-coder-1.5b-instruct",
+        "nothing (offline, bundled)",
+    ),
+    "openai": ProviderInfo(
+        "langchain-openai", "langchain_openai", "ChatOpenAI", "openai:gpt-4o-mini", "OPENAI_API_KEY"
+    ),
+    "azure-openai": ProviderInfo(
+        "langchain-openai",
+        "langchain_openai",
+        "AzureChatOpenAI",
+        "azure-openai:my-gpt4o-deployment",
+        "AZURE_OPENAI_API_KEY, AZURE_OPENAI_ENDPOINT, OPENAI_API_VERSION",
+    ),
+    "anthropic": ProviderInfo(
+        "langchain-anthropic",
+        "langchain_anthropic",
+        "ChatAnthropic",
+        "anthropic:claude-sonnet-4-5",
+        "ANTHROPIC_API_KEY",
+    ),
+    "aws-bedrock": ProviderInfo(
+        "langchain-aws",
+        "langchain_aws",
+        "ChatBedrockConverse",
+        "aws-bedrock:anthropic.claude-3-5-sonnet-20240620-v1:0",
+        "AWS credentials and AWS_REGION",
+    ),
+    "google-gemini": ProviderInfo(
+        "langchain-google-genai",
+        "langchain_google_genai",
+        "ChatGoogleGenerativeAI",
+        "google-gemini:gemini-2.0-flash",
+        "GOOGLE_API_KEY",
+    ),
+    "ollama": ProviderInfo(
+        "langchain-ollama",
+        "langchain_ollama",
+        "ChatOllama",
+        "ollama:llama3.1",
+        "a running Ollama (OLLAMA_BASE_URL)",
+    ),
+    "openai-compatible": ProviderInfo(
+        "langchain-openai",
+        "langchain_openai",
+        "ChatOpenAI",
+        "openai-compatible:qwen2.5-coder",
+        "OPENAI_BASE_URL (vLLM, LM Studio, llama.cpp server)",
+    ),
 }
 
 
@@ -68,8 +99,12 @@ def _kwargs(settings: Settings) -> dict[str, Any]:
     provider, name = settings.provider, settings.model_name
     common: dict[str, Any] = {"temperature": 0}
     if provider == "openai":
-        return {**common, "model": name, "max_tokens": settings.max_output_tokens,
-                **({"api_key": settings.openai_api_key} if settings.openai_api_key else {})}
+        return {
+            **common,
+            "model": name,
+            "max_tokens": settings.max_output_tokens,
+            **({"api_key": settings.openai_api_key} if settings.openai_api_key else {}),
+        }
     if provider == "azure-openai":
         return {**common, "azure_deployment": name, "max_tokens": settings.max_output_tokens}
     if provider == "openai-compatible":
@@ -79,9 +114,13 @@ def _kwargs(settings: Settings) -> dict[str, Any]:
                 hint="e.g. OPENAI_BASE_URL=http://127.0.0.1:8000/v1 for vLLM or llama.cpp",
             )
         # Local servers ignore max_completion_tokens; max_tokens goes in the body as is.
-        return {**common, "model": name, "base_url": settings.openai_base_url,
-                "api_key": settings.openai_api_key or "not-needed",
-                "extra_body": {"max_tokens": settings.max_output_tokens}}
+        return {
+            **common,
+            "model": name,
+            "base_url": settings.openai_base_url,
+            "api_key": settings.openai_api_key or "not-needed",
+            "extra_body": {"max_tokens": settings.max_output_tokens},
+        }
     if provider == "anthropic":
         return {**common, "model": name, "max_tokens": settings.max_output_tokens}
     if provider == "aws-bedrock":
@@ -89,17 +128,23 @@ def _kwargs(settings: Settings) -> dict[str, Any]:
     if provider == "google-gemini":
         return {**common, "model": name, "max_output_tokens": settings.max_output_tokens}
     if provider == "ollama":
-        return {**common, "model": name, "num_predict": settings.max_output_tokens,
-                **({"base_url": settings.ollama_base_url} if settings.ollama_base_url else {})}
+        return {
+            **common,
+            "model": name,
+            "num_predict": settings.max_output_tokens,
+            **({"base_url": settings.ollama_base_url} if settings.ollama_base_url else {}),
+        }
     raise ConfigurationError(f"Unknown provider {provider!r}.")
 
 
-def build_chat_model(settings: Settings) -> BaseChatModel:
-    """The configured chat model (the local one loads lazily on first call)."""
+def build_chat_model(
+    settings: Settings, progress: Callable[[int, int], None] | None = None
+) -> BaseChatModel:
+    """The configured chat model (the local one assembles its weights first, with progress)."""
     if settings.provider == "local":
         from pilothouse.models.local_chat import build_local_chat_model
 
-        return build_local_chat_model(settings)
+        return build_local_chat_model(settings, progress)
     cls = _load_class(settings.provider)
     try:
         model: BaseChatModel = cls(**_kwargs(settings))
@@ -124,13 +169,15 @@ class ModelSetup:
 
 
 def setup_model(
-    settings: Settings, chat_model: BaseChatModel | None = None,
+    settings: Settings,
+    chat_model: BaseChatModel | None = None,
     local_counter: Callable[[str], int] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ModelSetup:
     """Build (or wrap a given) chat model with its window and the best token counter."""
-    model = chat_model if chat_model is not None else build_chat_model(settings)
+    model = chat_model if chat_model is not None else build_chat_model(settings, progress)
     window = resolve_context_window(settings, model)
     if local_counter is None and settings.provider == "local" and chat_model is None:
-        local_counter = getattr(model, "count_text_tokens", None)
+        local_counter = model.get_num_tokens  # the model's own vocabulary (a vocab-only load)
     counter = build_token_counter(settings.provider, local_counter=local_counter)
     return ModelSetup(model, window, counter, settings.model)

@@ -120,8 +120,10 @@ def build_token_counter(provider: str, *, local_counter: TextCounter | None = No
         return TokenCounter(local_counter, source="local model tokenizer")
     tiktoken_count = tiktoken_counter()
     if tiktoken_count is not None:
-        source = "tiktoken cl100k" if provider.startswith(("openai", "azure")) else (
-            "tiktoken cl100k, calibrated by provider usage"
+        source = (
+            "tiktoken cl100k"
+            if provider.startswith(("openai", "azure"))
+            else ("tiktoken cl100k, calibrated by provider usage")
         )
         return TokenCounter(tiktoken_count, source=source)
     return TokenCounter(chars_estimate, source="character estimate, calibrated by provider usage")

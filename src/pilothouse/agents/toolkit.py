@@ -1,0 +1,23 @@
+"""What an agent brings to `build_agent`: its tools, prompt, approval gates and extra layers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware.human_in_the_loop import InterruptOnConfig
+from langchain_core.tools import BaseTool
+
+
+@dataclass
+class Toolkit:
+    """One specialist's equipment, opened (tool sessions live while the toolkit is open)."""
+
+    name: str
+    prompt: str
+    tools: list[BaseTool] = field(default_factory=list)
+    approvals: dict[str, InterruptOnConfig] = field(default_factory=dict)
+    after_approval: list[AgentMiddleware[Any, Any, Any]] = field(default_factory=list)
+    extra_middleware: list[AgentMiddleware[Any, Any, Any]] = field(default_factory=list)
+    planning: bool = False
