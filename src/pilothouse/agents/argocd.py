@@ -11,7 +11,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from pilothouse.agents.argocd_prompt import ARGOCD_SYSTEM_PROMPT
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
-from pilothouse.tools.argocd.connection import argocd_mcp_connection
+from pilothouse.tools.argocd.connection import stdio_parameters
 from pilothouse.tools.mcp_connect import open_mcp_tools
 
 
@@ -30,7 +30,7 @@ SYNC_APPROVAL = InterruptOnConfig(
 @asynccontextmanager
 async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
     """Start the Argo CD tool server for `settings` and yield the agent's toolkit."""
-    async with open_mcp_tools("argocd", argocd_mcp_connection(settings)) as tools:
+    async with open_mcp_tools("argocd", stdio_parameters(settings)) as tools:
         yield Toolkit(
             name="argocd",
             prompt=ARGOCD_SYSTEM_PROMPT,
