@@ -3,6 +3,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_setup.sh
+# System tools the tests use: bubblewrap jails the shell tool under test (hostile commands).
+need=()
+command -v bwrap >/dev/null || need+=(bubblewrap)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "== installing ${need[*]} (Debian packages)"
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq && $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
 echo "== ruff"; .venv/bin/ruff check src tests bench
 echo "== mypy"; .venv/bin/mypy
 echo "== pytest"; .venv/bin/pytest -q "$@"

@@ -16,6 +16,11 @@ from pilothouse.config import PROVIDERS, Settings
 from pilothouse.errors import PilothouseError
 from pilothouse.interfaces.render import EventPrinter, progress_bar
 from pilothouse.runtime.session import Conversation, event_as_json
+from pilothouse.sandbox.argocd.cli import sandbox_cli as argocd_sandbox_cli
+from pilothouse.tools.argocd.cli import mcp_cli as argocd_mcp_cli
+from pilothouse.tools.rag.cli import index_command
+from pilothouse.tools.rag.cli import mcp_cli as rag_mcp_cli
+from pilothouse.tools.shell.cli import shell as shell_mcp_command
 
 app = typer.Typer(
     name="pilothouse",
@@ -25,6 +30,18 @@ app = typer.Typer(
 )
 err = Console(stderr=True)
 out = Console()
+
+mcp_app = typer.Typer(help="Run a tool server (MCP, stdio or streamable HTTP).",
+                      no_args_is_help=True)
+mcp_app.add_typer(argocd_mcp_cli, name="argocd")
+mcp_app.command("shell")(shell_mcp_command)
+mcp_app.add_typer(rag_mcp_cli, name="rag")
+app.add_typer(mcp_app, name="mcp")
+sandbox_app = typer.Typer(help="Run a sandbox that behaves like a real API (for demos and tests).",
+                          no_args_is_help=True)
+sandbox_app.add_typer(argocd_sandbox_cli, name="argocd")
+app.add_typer(sandbox_app, name="sandbox")
+app.command("index")(index_command)
 
 
 def load_settings() -> Settings:

@@ -8,7 +8,6 @@ a file named `--checkpoint-action=exec=sh x.sh` turns `tar cf a.tar *` into code
 from __future__ import annotations
 
 import glob
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -103,8 +102,3 @@ def expand_target(word: Word, variables: Mapping[str, str], cwd: Path) -> str:
     if len(values) != 1 or values[0] == "":
         raise ExpansionError(f"redirection target {word.raw} must name exactly one file", word)
     return values[0]
-
-
-def resolve_path(value: str, cwd: Path) -> Path:
-    """Absolute, symlink-resolved form of `value` relative to `cwd` (it need not exist)."""
-    return Path(os.path.realpath(os.path.join(cwd, os.path.expanduser(value))))

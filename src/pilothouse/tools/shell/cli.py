@@ -1,0 +1,65 @@
+"""`pilothouse mcp shell`: serve the shell tools over stdio or streamable HTTP.
+
+The lead CLI mounts `mcp_cli` with `app.add_typer(mcp_cli, name="mcp")`; `python -m
+pilothouse.tools.shell` runs the same `shell` command on its own (tests launch it that way).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pilothouse.tools.shell.server import build_shell_server
+
+mcp_cli = typer.Typer(
+    name="mcp",
+    help="Run Pilothouse MCP tool servers.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+
+class Transport(StrEnum):
+    stdio = "stdio"
+    http = "http"
+
+
+@mcp_cli.command("shell")
+def shell(
+    workspace: Annotated[
+        Path,
+        typer.Option(
+            help="Directory commands run in and may write to.",
+            file_okay=False,
+            exists=True,
+            resolve_path=True,
+        ),
+    ] = Path("."),
+    transport: Annotated[Transport, typer.Option(help="stdio, or streamable HTTP.")] = (
+        Transport.stdio
+    ),
+    host: Annotated[str, typer.Option(help="HTTP bind address.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="HTTP port.")] = 8765,
+    policy_file: Annotated[
+        Path | None,
+        typer.Option(help="TOML/YAML rules merged over the defaults.", exists=True, dir_okay=False),
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="Default per-command timeout (s).")] = 30.0,
+    max_timeout: Annotated[float, typer.Option(help="Largest timeout a call may ask.")] = 600.0,
+    output_limit: Annotated[int, typer.Option(help="Bytes of stdout/stderr kept.")] = 64_000,
+) -> None:
+    """Serve run_command for WORKSPACE (approval secret: $PILOTHOUSE_APPROVAL_SECRET)."""
+    server = build_shell_server(
+        workspace,
+        policy_file=policy_file,
+        timeout_seconds=timeout,
+        max_timeout_seconds=max_timeout,
+        output_limit_bytes=output_limit,
+    )
+    if transport is Transport.http:
+        server.run("streamable-http", host=host, port=port)
+    else:
+        server.run("stdio")

@@ -1,0 +1,131 @@
+"""Where a path points: inside the workspace, outside it, at a secret, at git's own hooks.
+
+Paths are resolved with symlinks followed, so a link inside the workspace that points at
+`~/.ssh` counts as `~/.ssh`. The rules are deliberately asymmetric: reading outside the
+workspace needs approval, writing outside it never happens, and secrets are never read.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+Access = Literal["read", "write"]
+Action = Literal["allow", "ask", "deny"]
+
+#: Harmless device files a command may name in either direction.
+NEUTRAL_PATHS = frozenset({"/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
+#: Writing here lets a later, allowed `git` command run code (hooks, aliases, pagers).
+GIT_CODE_PATHS = (".git/hooks", ".git/config", ".git/info/attributes")
+
+
+@dataclass(frozen=True)
+class PathVerdict:
+    """What touching one path means for the policy."""
+
+    action: Action
+    reason: str
+    path: Path
+    suggestion: str | None = None
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """The directory commands run in and may write to, plus the secret-file patterns."""
+
+    root: Path
+    secret_patterns: tuple[str, ...]
+    home: Path
+
+    @classmethod
+    def create(
+        cls, root: str | os.PathLike[str], secret_patterns: Iterable[str], home: str | None = None
+    ) -> Workspace:
+        resolved = Path(os.path.realpath(root))
+        return cls(resolved, tuple(secret_patterns), Path(home or Path.home()))
+
+    def resolve(self, value: str, cwd: Path) -> Path:
+        """Absolute, symlink-resolved path of `value` as seen from `cwd` (need not exist)."""
+        if value == "~" or value.startswith("~/"):
+            value = str(self.home) + value[1:]
+        return Path(os.path.realpath(os.path.join(cwd, value)))
+
+    def contains(self, path: Path) -> bool:
+        return path == self.root or self.root in path.parents
+
+    def is_secret(self, path: Path, typed: str = "") -> bool:
+        """Whether `path` (or the text as typed) matches a secret-file pattern."""
+        home = str(self.home)
+        candidates = {str(path), typed}
+        # Patterns may say `~/.ssh/*`; compare both the real path and its `~` form.
+        for text in list(candidates):
+            if text.startswith(home + "/"):
+                candidates.add("~" + text[len(home) :])
+        names = {path.name, Path(typed).name} - {""}
+        for pattern in self.secret_patterns:
+            target = names if "/" not in pattern else candidates
+            if any(fnmatch.fnmatchcase(t, pattern) for t in target):
+                return True
+            # A pattern for files inside a directory also covers the directory itself.
+            if pattern.endswith("/*") and any(
+                fnmatch.fnmatchcase(t, pattern[:-2]) for t in candidates
+            ):
+                return True
+        return False
+
+    def verdict(self, value: str, cwd: Path, access: Access, *, command: str) -> PathVerdict:
+        """Decide what `command` reading or writing `value` means."""
+        path = self.resolve(value, cwd)
+        if str(path) in NEUTRAL_PATHS or value in NEUTRAL_PATHS:
+            return PathVerdict("allow", "", path)
+        if self.is_secret(path, value):
+            return PathVerdict(
+                "deny",
+                f"{command} would {access} {value}, which holds secrets",
+                path,
+                "Secrets are never read or written by the agent; ask the user for the "
+                "non-secret value you need.",
+            )
+        if not self.contains(path):
+            if access == "write":
+                return PathVerdict(
+                    "deny",
+                    f"{command} would write {path}, outside the workspace",
+                    path,
+                    f"Write inside the workspace ({self.root}) instead.",
+                )
+            return PathVerdict(
+                "ask",
+                f"{command} reads {path}, outside the workspace",
+                path,
+                "Ask the user to approve reading outside the workspace, or copy the file in.",
+            )
+        relative = path.relative_to(self.root).as_posix()
+        if access == "write" and any(
+            relative == p or relative.startswith(p + "/") or f"/{p}" in f"/{relative}"
+            for p in GIT_CODE_PATHS
+        ):
+            return PathVerdict(
+                "deny",
+                f"{command} would change {relative}; git runs code from there on later commands",
+                path,
+                "Leave git hooks and configuration to the user.",
+            )
+        return PathVerdict("allow", "", path)
+
+
+def path_candidates(arg: str) -> list[str]:
+    """The parts of one argument that may name a file: itself, and a value after `=`."""
+    if arg in ("", "-", "--"):
+        return []
+    if arg.startswith("-"):
+        # `--output=FILE`, `--file=~/x`: only the value may be a path.
+        return [arg.split("=", 1)[1]] if "=" in arg and arg.split("=", 1)[1] else []
+    candidates = [arg]
+    if "=" in arg and arg.split("=", 1)[1]:
+        candidates.append(arg.split("=", 1)[1])  # `of=/dev/sda`, `if=~/.ssh/id_rsa`
+    return candidates

@@ -1,0 +1,98 @@
+"""The shell MCP server: `run_command` (and a dry-run `check_command`) over one workspace."""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+import anyio.to_thread
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, Field
+
+from pilothouse.tools.shell.service import ShellService
+
+RUN_COMMAND_DESCRIPTION = """Run a shell command line in the workspace, safely.
+
+Supports pipelines (|), &&, ||, ;, redirections (>, >>, <, 2>&1) and cd inside the workspace.
+Not supported (refused with a reason): $(...), backticks, subshells, &, here-docs, unknown
+$VARIABLES. Read-only tools run at once; commands that change things (git push, kubectl apply,
+rm, interpreters...) return status "needs_approval": ask the user, and when they approve, call
+again with the same command and the approval_token their approval produces. Denied commands
+(sudo, rm -rf /, curl | sh, reading secrets, writing outside the workspace) never run.
+Statuses: ok, error, timeout, refused, needs_approval; `guidance` says what to do next."""
+
+
+class RunCommandResult(BaseModel):
+    """The answer of run_command: what happened and what to do next."""
+
+    status: Literal["ok", "refused", "needs_approval", "error", "timeout"]
+    exit_code: int | None = None
+    stdout: str = ""
+    stderr: str = ""
+    reason: str = ""
+    guidance: str = ""
+    command: str | None = Field(default=None, description="The normalized command line.")
+    policy: dict[str, Any] | None = Field(default=None, description="The policy decision.")
+    duration_seconds: float | None = None
+    retried_from: str | None = Field(
+        default=None, description="The original command, when a quoting fix ran instead."
+    )
+
+
+def build_shell_server(
+    workspace: str | os.PathLike[str],
+    *,
+    policy_file: str | os.PathLike[str] | None = None,
+    approval_secret: str | bytes | None = None,
+    timeout_seconds: float = 30.0,
+    max_timeout_seconds: float = 600.0,
+    output_limit_bytes: int = 64_000,
+    memory_limit_bytes: int | None = 2 * 1024**3,
+    cpu_limit_seconds: int | None = 120,
+    max_processes: int | None = 256,
+    base_env: Mapping[str, str] | None = None,
+    pass_env: Iterable[str] = (),
+    name: str = "pilothouse-shell",
+) -> MCPServer:
+    """An MCP server exposing safe shell execution confined to `workspace`."""
+    service = ShellService(
+        workspace,
+        policy_file=policy_file,
+        approval_secret=approval_secret,
+        timeout_seconds=timeout_seconds,
+        max_timeout_seconds=max_timeout_seconds,
+        output_limit_bytes=output_limit_bytes,
+        memory_limit_bytes=memory_limit_bytes,
+        cpu_limit_seconds=cpu_limit_seconds,
+        max_processes=max_processes,
+        base_env=base_env,
+        pass_env=pass_env,
+    )
+    server = MCPServer(
+        name,
+        instructions=f"Shell commands run in {service.workspace} under an allow/ask/deny policy.",
+    )
+
+    @server.tool(
+        description=RUN_COMMAND_DESCRIPTION,
+        annotations=ToolAnnotations(destructive_hint=True, open_world_hint=True),
+    )
+    async def run_command(
+        command: str, timeout_seconds: int | None = None, approval_token: str | None = None
+    ) -> RunCommandResult:
+        # The service blocks on subprocesses; a worker thread keeps the session responsive.
+        answer = await anyio.to_thread.run_sync(
+            functools.partial(service.run, command, timeout_seconds, approval_token)
+        )
+        return RunCommandResult.model_validate(answer)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    async def check_command(command: str) -> dict[str, Any]:
+        """Say whether a command would run (allow), need approval (ask) or never run (deny)."""
+        decision = await anyio.to_thread.run_sync(service.policy.check, command)
+        return decision.to_dict()
+
+    return server

@@ -1,0 +1,182 @@
+"""The run_command use case: policy, approval, execution, redaction and guidance in one place.
+
+`ShellService.run` is what the MCP tool calls; it is plain synchronous code so it can be
+tested without a server and run in a worker thread by one. Every answer is a JSON-able dict
+with the same keys, whether the command ran, was refused or needs approval.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pilothouse.errors import ApprovalRequired
+from pilothouse.tools.shell.approval import ApprovalVerifier, resolve_secret
+from pilothouse.tools.shell.decision import PolicyDecision
+from pilothouse.tools.shell.diagnosis import diagnose, missing_programs, suggest_install
+from pilothouse.tools.shell.environment import Redactor, build_environment
+from pilothouse.tools.shell.executor import ExecutionLimits, ExecutionResult, execute
+from pilothouse.tools.shell.policy import ShellPolicy
+
+Status = Literal["ok", "refused", "needs_approval", "error", "timeout"]
+
+
+def _result(status: Status, decision: PolicyDecision | None, **fields: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "status": status,
+        "exit_code": None,
+        "stdout": "",
+        "stderr": "",
+        "reason": "",
+        "guidance": "",
+    }
+    body.update(fields)
+    if decision is not None:
+        body["command"] = decision.command
+        body["policy"] = decision.to_dict()
+    return body
+
+
+class ShellService:
+    """Safe shell execution inside one workspace."""
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str],
+        *,
+        policy_file: str | os.PathLike[str] | None = None,
+        approval_secret: str | bytes | None = None,
+        timeout_seconds: float = 30.0,
+        max_timeout_seconds: float = 600.0,
+        output_limit_bytes: int = 64_000,
+        memory_limit_bytes: int | None = 2 * 1024**3,
+        cpu_limit_seconds: int | None = 120,
+        max_processes: int | None = 256,
+        base_env: Mapping[str, str] | None = None,
+        pass_env: Iterable[str] = (),
+    ) -> None:
+        root = Path(os.path.realpath(workspace))
+        if not root.is_dir():
+            raise NotADirectoryError(f"Shell workspace {root} is not a directory.")
+        if root == Path(root.anchor):
+            raise ValueError("The shell workspace cannot be the filesystem root.")
+        source = dict(os.environ if base_env is None else base_env)
+        self.environment = build_environment(source, workspace=root, pass_through=pass_env)
+        self.policy = ShellPolicy(root, policy_file=policy_file, env=self.environment.variables)
+        self.verifier = ApprovalVerifier(resolve_secret(approval_secret, source))
+        self.redact: Redactor = self.environment.redactor()
+        self.default_timeout = timeout_seconds
+        self.max_timeout = max_timeout_seconds
+        self.limits = ExecutionLimits(
+            timeout_seconds=timeout_seconds,
+            output_limit_bytes=output_limit_bytes,
+            memory_bytes=memory_limit_bytes,
+            cpu_seconds=cpu_limit_seconds,
+            max_processes=max_processes,
+        )
+
+    @property
+    def workspace(self) -> Path:
+        return self.policy.workspace.root
+
+    def run(
+        self, command: str, timeout_seconds: float | None = None, approval_token: str | None = None
+    ) -> dict[str, Any]:
+        """Check `command`, and run it if allowed or validly approved."""
+        decision = self.policy.check(command)
+        retried_from: str | None = None
+        if decision.denied and decision.repaired:
+            repaired = self.policy.check(decision.repaired)
+            if repaired.allowed:
+                retried_from, decision = command, repaired
+        if decision.denied:
+            return _result(
+                "refused", decision, reason=decision.reason, guidance=decision.suggestion or ""
+            )
+        missing = missing_programs(
+            [c.argv for step in decision.plan for c in step.commands],
+            self.policy.search_path,
+            str(self.workspace),
+        )
+        if missing:
+            return _result(
+                "error",
+                decision,
+                exit_code=127,
+                reason=f"command not found: {missing[0]}",
+                guidance=suggest_install(missing[0], self.policy.search_path),
+            )
+        if decision.needs_approval:
+            if not approval_token:
+                return _result(
+                    "needs_approval",
+                    decision,
+                    reason=decision.reason,
+                    guidance="Ask the user to approve exactly this command: "
+                    f"`{decision.command}`. If they approve, call run_command again with the "
+                    "same command and the approval_token their approval produces. Do not "
+                    "rephrase the command; a token covers one exact command, once.",
+                )
+            try:
+                self.verifier.verify(approval_token, command)
+            except ApprovalRequired as exc:
+                return _result(
+                    "needs_approval", decision, reason=exc.message, guidance=exc.hint or ""
+                )
+        return self._execute(decision, timeout_seconds, retried_from)
+
+    def _execute(
+        self, decision: PolicyDecision, timeout_seconds: float | None, retried_from: str | None
+    ) -> dict[str, Any]:
+        requested = self.default_timeout if timeout_seconds is None else float(timeout_seconds)
+        timeout = min(max(requested, 1.0), self.max_timeout)
+        limits = dataclasses.replace(self.limits, timeout_seconds=timeout)
+        outcome = execute(decision.plan, env=self.environment.variables, limits=limits)
+        stdout = self._capped(outcome.stdout, outcome.stdout_omitted_bytes, "stdout")
+        stderr = self._capped(outcome.stderr, outcome.stderr_omitted_bytes, "stderr")
+        notes = []
+        if retried_from is not None:
+            notes.append(
+                f"The original command did not parse; ran `{decision.command}` (the"
+                " unambiguously quoted form) instead."
+            )
+        if requested > self.max_timeout:
+            notes.append(f"timeout_seconds was capped at {self.max_timeout:g}.")
+        status, reason = self._status(outcome, timeout)
+        if status != "ok":
+            notes.append(diagnose(outcome, timeout_seconds=timeout, max_timeout=self.max_timeout))
+        elif outcome.stdout_omitted_bytes:
+            notes.append("Output was truncated; narrow the command (head, grep, a filter).")
+        extra: dict[str, Any] = {"duration_seconds": round(outcome.duration_seconds, 3)}
+        if retried_from is not None:
+            extra["retried_from"] = retried_from
+        return _result(
+            status,
+            decision,
+            exit_code=outcome.exit_code,
+            stdout=stdout,
+            stderr=stderr,
+            reason=reason,
+            guidance=" ".join(notes),
+            **extra,
+        )
+
+    def _capped(self, text: str, omitted: int, stream: str) -> str:
+        text = self.redact(text)
+        if not omitted:
+            return text
+        marker = f"[... {omitted} more bytes of {stream} truncated ...]"
+        return f"{text}\n{marker}" if stream == "stdout" else f"{marker}\n{text}"
+
+    def _status(self, outcome: ExecutionResult, timeout: float) -> tuple[Status, str]:
+        if outcome.timed_out:
+            return "timeout", f"killed after the {timeout:g} s timeout"
+        if outcome.exit_code == 0:
+            return "ok", ""
+        tail = (
+            self.redact(outcome.stderr.strip().splitlines()[-1]) if outcome.stderr.strip() else ""
+        )
+        return "error", f"exit status {outcome.exit_code}" + (f": {tail}" if tail else "")
