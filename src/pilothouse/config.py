@@ -135,6 +135,12 @@ class Settings:
     max_search_results: int = 1000
     warn_search_results: int = 500
 
+    # DevOps agent: the shell tool's jail and policy, and the codebase index.
+    workspace: Path = field(default_factory=Path.cwd)
+    shell_policy_file: Path | None = None
+    shell_timeout_seconds: float = 30.0
+    approval_secret: str | None = None
+
     # Logging.
     log_level: str = "WARNING"
     log_json: bool = False
@@ -163,7 +169,7 @@ class Settings:
         shown: dict[str, object] = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            if value is not None and any(s in f.name for s in ("token", "password", "api_key")):
+            if value is not None and any(s in f.name for s in ("token", "password", "api_key", "secret")):
                 value = "***"
             shown[f.name] = value
         return shown
@@ -225,6 +231,8 @@ class Settings:
         home = r.text("PILOTHOUSE_HOME")
         local_path = r.text("PILOTHOUSE_LOCAL_MODEL_PATH")
         ca_bundle = r.text("ARGOCD_CA_BUNDLE")
+        workspace = r.text("PILOTHOUSE_WORKSPACE")
+        policy = r.text("PILOTHOUSE_SHELL_POLICY")
         log_level = (r.text("PILOTHOUSE_LOG_LEVEL") or "WARNING").upper()
         if log_level not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
             raise ConfigurationError(f"PILOTHOUSE_LOG_LEVEL={log_level!r} is not a log level.")
@@ -266,6 +274,10 @@ class Settings:
             argocd_read_only=r.flag("ARGOCD_READ_ONLY", True),
             max_search_results=max_search,
             warn_search_results=warn_search,
+            workspace=Path(workspace).expanduser().resolve() if workspace else Path.cwd(),
+            shell_policy_file=Path(policy).expanduser() if policy else None,
+            shell_timeout_seconds=r.number("PILOTHOUSE_SHELL_TIMEOUT", 30.0, low=0.1, high=3600),
+            approval_secret=r.text("PILOTHOUSE_APPROVAL_SECRET"),
             log_level=log_level,
             log_json=r.flag("PILOTHOUSE_LOG_JSON", False),
         )

@@ -116,7 +116,7 @@ async def test_expansion_adds_the_code_a_question_names(
 ) -> None:
     looked_up: list[str] = []
 
-    def lookup(question: str) -> Sequence[FoundSnippet]:
+    async def lookup(question: str) -> Sequence[FoundSnippet]:
         looked_up.append(question)
         if "build_agent" not in question:
             return []

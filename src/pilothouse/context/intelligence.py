@@ -22,13 +22,17 @@ from pilothouse.context.relevance import link_note
 class Snippet(Protocol):
     """A piece of code found in the index."""
 
-    path: str
-    start_line: int
-    end_line: int
-    text: str
+    @property
+    def path(self) -> str: ...
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def end_line(self) -> int: ...
+    @property
+    def text(self) -> str: ...
 
 
-SnippetLookup = Callable[[str], Sequence[Snippet]]
+SnippetLookup = Callable[[str], Awaitable[Sequence[Snippet]]]
 
 
 def _turn_start(messages: Sequence[BaseMessage]) -> bool:
@@ -66,25 +70,25 @@ class CorrelationMiddleware(AgentMiddleware):
 
 
 class ExpansionMiddleware(AgentMiddleware):
-    """Adds the code a question names (paths, symbols) from the index, within `max_chars`."""
+    """Adds the code a question names (paths, symbols) from the index, within `max_chars`.
+
+    The lookup is asynchronous (it asks the RAG tool server), so expansion happens in the
+    async agent loop, which is how every Pilothouse interface runs agents.
+    """
 
     def __init__(self, lookup: SnippetLookup, *, max_chars: int = 4000) -> None:
         super().__init__()
         self.lookup = lookup
         self.max_chars = max_chars
 
-    def _apply(self, request: ModelRequest) -> ModelRequest:
-        if not _turn_start(request.messages):
-            return request
-        snippets = list(self.lookup(str(request.messages[-1].content)))
+    def _apply(self, request: ModelRequest, snippets: Sequence[Snippet]) -> ModelRequest:
         if not snippets:
             return request
         blocks: list[str] = []
         used = 0
         for snippet in snippets:
             block = f"{snippet.path}:{snippet.start_line}-{snippet.end_line}\n{snippet.text}"
-            if used + len(block) > self.max_chars:
-                block = block[: max(0, self.max_chars - used)]
+            block = block[: max(0, self.max_chars - used)]
             if not block:
                 break
             blocks.append(block)
@@ -95,12 +99,10 @@ class ExpansionMiddleware(AgentMiddleware):
         text = "Code the question refers to (from the codebase index):\n\n" + "\n\n".join(blocks)
         return _append_system(request, text)
 
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
-        return handler(self._apply(request))
-
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
-        return await handler(self._apply(request))
+        if _turn_start(request.messages):
+            found = await self.lookup(str(request.messages[-1].content))
+            request = self._apply(request, found)
+        return await handler(request)

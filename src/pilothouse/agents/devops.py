@@ -1,0 +1,87 @@
+"""The DevOps agent: safe shell, codebase RAG, planning, and code the question names.
+
+Tools come from two MCP servers started for the workspace: the shell server (policy, jail,
+approval tokens) and the RAG server (index and retrieval). Shell commands that need a person
+stop at the approval gate; multi-step tasks get a plan first; and the files or symbols a
+question names are pulled from the index into the model's context before it answers.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from langchain_core.tools import BaseTool
+
+from pilothouse.agents.shell_approval import ApprovalTokenMiddleware, ShellPolicy
+from pilothouse.agents.toolkit import Toolkit
+from pilothouse.config import Settings
+from pilothouse.context.intelligence import ExpansionMiddleware
+from pilothouse.tools.mcp_connect import open_mcp_tools, stdio_server
+from pilothouse.tools.shell.connection import shell_stdio_parameters
+
+DEVOPS_SYSTEM_PROMPT = (
+    "You are the DevOps agent of Pilothouse. You run shell commands in the user's workspace "
+    "with run_command (read-only commands run at once; others wait for the user's approval; "
+    "dangerous ones are refused, so suggest a safer command), and you answer questions about "
+    "the codebase with retrieve_code_context (call index_directory first if it says the "
+    "folder is not indexed). Cite files with line ranges. Keep answers short."
+)
+
+
+@dataclass(frozen=True)
+class FoundCode:
+    """A snippet named by the question, as `ExpansionMiddleware` expects it."""
+
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+
+
+class IndexLookup:
+    """Asks the RAG server for the code a question names (paths, symbols), through MCP."""
+
+    def __init__(self, tools: Sequence[BaseTool]) -> None:
+        self.tool = next((t for t in tools if t.name == "find_named_code"), None)
+
+    async def __call__(self, question: str) -> list[FoundCode]:
+        if self.tool is None:
+            return []
+        try:
+            answer = await self.tool.ainvoke({"question": question})
+            found = json.loads(str(answer)).get("items", [])
+        except Exception:  # an index that is not built yet is not an error for the question
+            return []
+        return [FoundCode(str(f["path"]), int(f["start_line"]), int(f["end_line"]),
+                          str(f.get("text", ""))) for f in found]
+
+
+@asynccontextmanager
+async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
+    """Start the shell and RAG servers for the workspace and yield the agent's toolkit."""
+    secret = settings.approval_secret or secrets.token_hex(32)
+    shell = shell_stdio_parameters(
+        settings.workspace, approval_secret=secret, policy_file=settings.shell_policy_file,
+        timeout_seconds=settings.shell_timeout_seconds,
+    )
+    rag = stdio_server("pilothouse.tools.rag", {"PILOTHOUSE_HOME": str(settings.home)},
+                       ["--root", str(settings.workspace), "--home", str(settings.home)])
+    policy = ShellPolicy(settings.workspace, settings.shell_policy_file)
+    async with open_mcp_tools("shell", shell) as shell_tools, \
+            open_mcp_tools("rag", rag) as rag_tools:
+        # The agent decides on approval; the policy dry run is for people, not the model.
+        tools = [t for t in [*shell_tools, *rag_tools] if t.name != "check_command"]
+        visible = [t for t in tools if t.name != "find_named_code"]
+        yield Toolkit(
+            name="devops",
+            prompt=DEVOPS_SYSTEM_PROMPT,
+            tools=visible,
+            approvals=policy.approval(),
+            after_approval=[ApprovalTokenMiddleware(policy, secret)],
+            extra_middleware=[ExpansionMiddleware(IndexLookup(tools))],
+            planning=True,
+        )
