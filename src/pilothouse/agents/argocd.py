@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
+from langchain.agents.middleware import AgentMiddleware
 from langchain.agents.middleware.human_in_the_loop import InterruptOnConfig
+from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
 
 from pilothouse.agents.argocd_prompt import ARGOCD_SYSTEM_PROMPT
 from pilothouse.agents.toolkit import Toolkit
@@ -27,6 +31,33 @@ SYNC_APPROVAL = InterruptOnConfig(
 )
 
 
+class SyncApprovedMiddleware(AgentMiddleware):
+    """Sets `approved` on sync calls from the approval gate, never from the model.
+
+    It sits inside the human-in-the-loop gate, so a real sync reaches it only after a person
+    approved; whatever `approved` the model wrote is replaced.
+    """
+
+    def _mark(self, request: ToolCallRequest) -> ToolCallRequest:
+        call = request.tool_call
+        if call["name"] != "sync_application":
+            return request
+        args = {**call["args"], "approved": _real_sync(request)}
+        return request.override(tool_call={**call, "args": args})
+
+    def wrap_tool_call(
+        self, request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        return handler(self._mark(request))
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        return await handler(self._mark(request))
+
+
 @asynccontextmanager
 async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
     """Start the Argo CD tool server for `settings` and yield the agent's toolkit."""
@@ -36,4 +67,5 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
             prompt=ARGOCD_SYSTEM_PROMPT,
             tools=tools,
             approvals={"sync_application": SYNC_APPROVAL},
+            after_approval=[SyncApprovedMiddleware()],
         )

@@ -1,0 +1,93 @@
+"""The Argo CD agent end to end: scripted model -> real MCP stdio server -> sandbox over HTTP."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from langchain_core.messages import BaseMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from pilothouse.agents.argocd import open_argocd_toolkit
+from pilothouse.config import Settings
+from pilothouse.models.registry import ModelSetup
+from pilothouse.runtime.builder import build_agent
+from pilothouse.runtime.session import Conversation, Event
+from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
+from pilothouse.testing.scripted_model import tool_call
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[RunningSandbox]:
+    with running_sandbox(apps=819) as running:
+        yield running
+
+
+def answer_from_page(messages: list[BaseMessage]) -> str:
+    result = messages[-1]
+    assert isinstance(result, ToolMessage)
+    page = json.loads(str(result.content))["pagination"]
+    return f"PAGE {page['page']} of {page['total_pages']} ({page['total_items']} applications)."
+
+
+async def run(graph: Any, question: str, thread: str = "t") -> list[Event]:
+    return [e async for e in Conversation(graph, thread).ask(question)]
+
+
+async def test_inventory_question_pages_through_the_real_server(
+    sandbox: RunningSandbox, scripted_setup: Callable[..., ModelSetup],
+    make_settings: Callable[..., Settings],
+) -> None:
+    settings = dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000"),
+                                   argocd_url=sandbox.url, argocd_token=sandbox.token)
+    setup = scripted_setup([tool_call("list_applications", page=1), answer_from_page],
+                           window=32_000, settings=settings)
+    async with open_argocd_toolkit(settings) as toolkit:
+        assert "sync_application" not in {t.name for t in toolkit.tools}, "read-only default"
+        graph = build_agent(settings, setup, tools=toolkit.tools, system_prompt=toolkit.prompt,
+                            checkpointer=InMemorySaver(), approvals=toolkit.approvals,
+                            after_approval=toolkit.after_approval)
+        events = await run(graph, "List all ArgoCD applications")
+
+    assert [e.text for e in events if e.kind == "answer"] == [
+        "PAGE 1 of 41 (819 applications)."]
+    result = next(e for e in events if e.kind == "tool_result")
+    assert result.data["status"] == "success" and result.data["chars"] < 10_000
+
+
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+async def test_real_sync_waits_for_approval_and_the_model_cannot_approve_itself(
+    decision: str, sandbox: RunningSandbox, scripted_setup: Callable[..., ModelSetup],
+    make_settings: Callable[..., Settings],
+) -> None:
+    settings = dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000"),
+                                   argocd_url=sandbox.url, argocd_token=sandbox.token,
+                                   argocd_read_only=False)
+    async with open_argocd_toolkit(settings) as toolkit:
+        listing = next(t for t in toolkit.tools if t.name == "list_applications")
+        app = json.loads(await listing.ainvoke({"page": 1, "page_size": 1}))["items"][0]["name"]
+        # The model claims approval itself; only the person's decision may count.
+        sync = tool_call("sync_application", name=app, dry_run=False, approved=True)
+        setup = scripted_setup([sync, "Done."], window=32_000, settings=settings)
+        graph = build_agent(settings, setup, tools=toolkit.tools, system_prompt=toolkit.prompt,
+                            checkpointer=InMemorySaver(), approvals=toolkit.approvals,
+                            after_approval=toolkit.after_approval)
+        conversation = Conversation(graph, f"sync-{decision}")
+
+        first = [e async for e in conversation.ask(f"sync {app}")]
+        assert [e.kind for e in first if e.kind in ("interrupt", "tool_result")] == ["interrupt"]
+
+        answer: dict[str, Any] = {"type": decision}
+        if decision == "reject":
+            answer["message"] = "not now"
+        rest = [e async for e in conversation.decide(answer)]
+
+    result = next(e for e in rest if e.kind == "tool_result")
+    if decision == "approve":
+        assert result.data["status"] == "success"
+        assert json.loads(result.text)["accepted"] is True
+    else:
+        assert result.data["status"] == "error" and "not now" in result.text
