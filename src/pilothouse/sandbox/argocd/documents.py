@@ -27,7 +27,7 @@ _RESOURCES: tuple[tuple[str, str, str, str, bool], ...] = (
     ("networking.k8s.io", "v1", "Ingress", "", True),
     ("policy", "v1", "PodDisruptionBudget", "", True),
 )
-_MANAGED_FIELDS_SPEC = {
+_MANAGED_FIELDS_SPEC: dict[str, Any] = {
     "f:metadata": {"f:finalizers": {".": {}, 'v:"resources-finalizer.argocd.argoproj.io"': {}},
                    "f:labels": {".": {}, "f:env": {}, "f:team": {}, "f:tier": {}}},
     "f:spec": {".": {}, "f:destination": {".": {}, "f:namespace": {}, "f:server": {}},
@@ -37,7 +37,7 @@ _MANAGED_FIELDS_SPEC = {
                                                          "f:selfHeal": {}},
                                 "f:syncOptions": {}}},
 }
-_MANAGED_FIELDS_STATUS = {
+_MANAGED_FIELDS_STATUS: dict[str, Any] = {
     "f:status": {".": {}, "f:controllerNamespace": {}, "f:health": {".": {}, "f:status": {}},
                  "f:history": {}, "f:operationState": {".": {}, "f:finishedAt": {},
                                                        "f:message": {}, "f:phase": {},

@@ -221,7 +221,8 @@ class Fleet:
             labels[term] = "true"
         annotations = None
         if fraction(h, 3) < 0.04:
-            annotations = {"notifications.argoproj.io/subscribe.on-sync-failed.slack": f"{team}-alerts"}
+            key = "notifications.argoproj.io/subscribe.on-sync-failed.slack"
+            annotations = {key: f"{team}-alerts"}
         day = 1 + int(fraction(h, 4) * 27)
         return AppRecord(
             index=index,

@@ -42,10 +42,11 @@ def _pod_health(rec: AppRecord, k: int, count: int) -> dict[str, Any]:
 
 def resource_tree(rec: AppRecord) -> dict[str, Any]:
     """`GET .../resource-tree`: managed resources plus the ReplicaSet and Pods they own."""
-    ns, base, image = rec.namespace, f"{rec.team}-{rec.service}", None
+    ns, base = rec.namespace, f"{rec.team}-{rec.service}"
     image = f"ghcr.io/acme-corp/{base}:{image_tag(rec)}"
     created = "2025-03-11T09:13:02Z"
-    deploy = {"group": "apps", "version": "v1", "kind": "Deployment", "namespace": ns,
+    deploy: dict[str, Any] = {
+              "group": "apps", "version": "v1", "kind": "Deployment", "namespace": ns,
               "name": base, "uid": _uid(rec, 1), "info": [{"name": "Revision", "value": "Rev:42"}],
               "resourceVersion": "98765432", "images": [image],
               "health": {"status": rec.health if rec.health != "Unknown" else "Healthy"},

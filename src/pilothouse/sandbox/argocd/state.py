@@ -58,7 +58,8 @@ class Operation:
                 "initiatedBy": {"username": self.username}}
 
     def as_state(self, now: float) -> dict[str, Any]:
-        state: dict[str, Any] = {"operation": self.as_operation(), "startedAt": _stamp(self.started)}
+        state: dict[str, Any] = {"operation": self.as_operation(),
+                                 "startedAt": _stamp(self.started)}
         if self.running(now):
             state.update(phase="Running", message="one or more tasks are running")
         else:

@@ -104,5 +104,9 @@ def vocabulary_text() -> str:
     words.extend((IN_CLUSTER_SERVER, IN_CLUSTER_NAME, SHARED_REPO, HELM_CHART_REPO))
     words.extend(("acme-corp", "acme.internal", "charts", "overlays", "values", "main", "helm"))
     words.extend(("frontend", "backend", "worker", "data", "default", "sandbox", "generated"))
+    # Fixed phrases of descriptions, labels and annotations.
+    words.extend(("apps", "tags", "team services", "tenant project", "default project", "true",
+                  "successful", "failed", "notifications.argoproj.io", "alerts", "github",
+                  "https", "kubernetes.default.svc", "resources-finalizer"))
     words.extend(EVENT_REASONS_NORMAL + EVENT_REASONS_WARNING)
     return "\n".join(words).lower()

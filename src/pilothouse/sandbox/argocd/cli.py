@@ -1,0 +1,43 @@
+"""`pilothouse sandbox argocd`: serve a generated Argo CD fleet on this machine."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from pilothouse.sandbox.argocd.fleet import FleetSpec
+from pilothouse.sandbox.argocd.server import HOST, serve_sandbox
+from pilothouse.sandbox.argocd.state import DEFAULT_PASSWORD, DEFAULT_TOKEN, DEFAULT_USERNAME
+
+sandbox_cli = typer.Typer(
+    name="argocd",
+    help="Serve an Argo CD compatible sandbox API over a generated fleet (not a real Argo CD).",
+    no_args_is_help=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@sandbox_cli.callback(invoke_without_command=True)
+def serve(
+    apps: Annotated[int, typer.Option(min=0, help="Number of generated applications.")] = 819,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port on 127.0.0.1.")] = 8080,
+    token: Annotated[str, typer.Option(help="Bearer token to accept (a 3-part JWT-like string).")]
+    = DEFAULT_TOKEN,
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = HOST,
+    seed: Annotated[int, typer.Option(help="Seed of the generated fleet.")] = FleetSpec().seed,
+) -> None:
+    """Serve the sandbox until Ctrl-C, printing the settings that point Pilothouse at it."""
+    if token.count(".") != 2:
+        raise typer.BadParameter("the token needs three dot-separated parts, like a JWT",
+                                 param_hint="--token")
+    err = Console(stderr=True, soft_wrap=True)  # export lines must stay copy-pasteable
+    url = f"http://{host}:{port}"
+    err.print(f"[bold]Argo CD sandbox[/] (generated fleet of {apps:,} apps, seed {seed}) at {url}")
+    err.print("Point Pilothouse at it with:")
+    err.print(f"  export ARGOCD_URL={url}", markup=False, highlight=False)
+    err.print(f"  export ARGOCD_TOKEN={token}", markup=False, highlight=False)
+    err.print(f"  (or ARGOCD_USERNAME={DEFAULT_USERNAME} ARGOCD_PASSWORD={DEFAULT_PASSWORD})",
+              markup=False, highlight=False)
+    serve_sandbox(port=port, token=token, host=host, spec=FleetSpec(apps=apps, seed=seed))

@@ -1,0 +1,211 @@
+"""The Argo CD MCP server: paginated, memory-bounded tools over the Argo CD API.
+
+Tool descriptions are short on purpose: a local model reads every schema on every turn at ~90
+tokens/s. Every tool answers with compact JSON; failures become an `is_error` result carrying
+`{error, kind, suggestion}`, never a stack trace. `sync_application` exists only when
+`ARGOCD_READ_ONLY=false`, and even then changes nothing without `approved=true`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from pilothouse.config import Settings
+from pilothouse.errors import PilothouseError
+from pilothouse.tools.argocd import details, listing, search, sync
+from pilothouse.tools.argocd.client import ArgoCDClient
+from pilothouse.tools.argocd.output import dumps, fit
+
+log = logging.getLogger(__name__)
+
+SERVER_NAME = "argocd"
+READ_TOOLS: tuple[str, ...] = (
+    "list_applications", "get_application", "get_application_resource_tree",
+    "get_application_events", "get_application_logs", "list_projects",
+    "list_applicationsets", "list_clusters", "search_argocd_resources",
+)
+WRITE_TOOLS: tuple[str, ...] = ("sync_application",)
+INSTRUCTIONS = (
+    "Argo CD tools. Search when the question filters (a name, team, env); list for inventories. "
+    "Answers are paged: pagination.total_pages tells how many pages exist."
+)
+
+Page = Annotated[int, Field(description="1-based page")]
+PageSize = Annotated[int, Field(description="items per page, max 100")]
+AppName = Annotated[str, Field(description="application name")]
+Project = Annotated[str | None, Field(description="project name(s), comma-separated")]
+ClientFactory = Callable[[], ArgoCDClient]
+
+
+class _ClientHolder:
+    """One HTTP client per event loop, created on first use and closed with the server."""
+
+    def __init__(self, factory: ClientFactory) -> None:
+        self._factory = factory
+        self._client: ArgoCDClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def get(self) -> ArgoCDClient:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client, self._loop = self._factory(), loop
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._loop is asyncio.get_running_loop():
+            await self._client.aclose()
+        self._client = self._loop = None
+
+
+def _result(payload: dict[str, Any], *, is_error: bool) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=dumps(payload))],
+                          structured_content=payload, is_error=is_error)
+
+
+def _without_titles(schema: Any) -> Any:
+    """The schema minus pydantic's generated `title`s: they repeat the parameter names and
+    cost the model tokens on every turn."""
+    if isinstance(schema, dict):
+        return {k: _without_titles(v) for k, v in schema.items()
+                if not (k == "title" and isinstance(v, str))}
+    if isinstance(schema, list):
+        return [_without_titles(v) for v in schema]
+    return schema
+
+
+def _tool(fn: Callable[..., Any], description: str, annotations: ToolAnnotations) -> Tool:
+    tool = Tool.from_function(fn, name=fn.__name__, description=description,
+                              annotations=annotations)
+    tool.parameters = _without_titles(tool.parameters)
+    return tool
+
+
+def build_argocd_server(settings: Settings | None = None, *,
+                        client_factory: ClientFactory | None = None) -> MCPServer[Any]:
+    """The Argo CD MCP server for `settings` (default: the environment)."""
+    settings = settings or Settings.from_env()
+    holder = _ClientHolder(client_factory or (lambda: ArgoCDClient.from_settings(settings)))
+    limits = search.Limits(settings.max_search_results, settings.warn_search_results)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
+        try:
+            yield {}
+        finally:
+            await holder.aclose()
+
+    async def run(work: Callable[[ArgoCDClient], Awaitable[dict[str, Any]]]) -> CallToolResult:
+        try:
+            payload = await work(holder.get())
+        except PilothouseError as error:
+            return _result(error.to_payload(), is_error=True)
+        except Exception:
+            log.exception("Argo CD tool failed unexpectedly")
+            return _result({"error": "The Argo CD tool failed unexpectedly.",
+                            "kind": "InternalError",
+                            "suggestion": "Try again; if it repeats, check the server log."},
+                           is_error=True)
+        return _result(fit(payload, settings.max_tool_output_size), is_error="error" in payload)
+
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=True)
+
+    async def list_applications(page: Page = 1, page_size: PageSize = 20,
+                                project: Project = None, sync_status: str | None = None,
+                                health_status: str | None = None,
+                                selector: Annotated[str | None, Field(
+                                    description="label selector, e.g. env=production")] = None,
+                                ) -> CallToolResult:
+        return await run(lambda c: listing.list_applications(
+            c, page=page, page_size=page_size, project=project, sync_status=sync_status,
+            health_status=health_status, selector=selector))
+
+    async def get_application(name: AppName, project: str | None = None,
+                              include_resources: bool = False, include_conditions: bool = False,
+                              include_operation: bool = False) -> CallToolResult:
+        return await run(lambda c: details.get_application(
+            c, name, project=project, include_resources=include_resources,
+            include_conditions=include_conditions, include_operation=include_operation))
+
+    async def get_application_resource_tree(name: AppName, project: str | None = None,
+                                            max_unhealthy: int = 20) -> CallToolResult:
+        return await run(lambda c: details.resource_tree(c, name, project=project,
+                                                         max_unhealthy=max_unhealthy))
+
+    async def get_application_events(name: AppName, limit: int = 20,
+                                     warnings_only: bool = False,
+                                     project: str | None = None) -> CallToolResult:
+        return await run(lambda c: details.events(c, name, project=project, limit=limit,
+                                                  warnings_only=warnings_only))
+
+    async def get_application_logs(name: AppName, tail_lines: int = 100,
+                                   pod_name: str | None = None, container: str | None = None,
+                                   filter: str | None = None,
+                                   project: str | None = None) -> CallToolResult:
+        return await run(lambda c: details.logs(c, name, tail_lines=tail_lines,
+                                                pod_name=pod_name, container=container,
+                                                text_filter=filter, project=project))
+
+    async def list_projects(page: Page = 1, page_size: PageSize = 20) -> CallToolResult:
+        return await run(lambda c: listing.list_projects(c, page=page, page_size=page_size))
+
+    async def list_applicationsets(page: Page = 1, page_size: PageSize = 20,
+                                   project: Project = None) -> CallToolResult:
+        return await run(lambda c: listing.list_applicationsets(
+            c, page=page, page_size=page_size, project=project))
+
+    async def list_clusters(page: Page = 1, page_size: PageSize = 20) -> CallToolResult:
+        return await run(lambda c: listing.list_clusters(c, page=page, page_size=page_size))
+
+    async def search_argocd_resources(
+            query: Annotated[str, Field(description="text, or a regex (auto-detected)")],
+            resource_types: Annotated[list[str] | str | None, Field(
+                description="applications, projects, applicationsets, clusters; default all",
+            )] = None,
+            case_sensitive: bool = False, page: Page = 1,
+            page_size: PageSize = 20) -> CallToolResult:
+        return await run(lambda c: search.search_resources(
+            c, query, types=resource_types, case_sensitive=case_sensitive, page=page,
+            page_size=page_size, limits=limits))
+
+    async def sync_application(name: AppName, dry_run: bool = True, approved: bool = False,
+                               prune: bool = False, revision: str | None = None,
+                               project: str | None = None) -> CallToolResult:
+        return await run(lambda c: sync.sync_application(
+            c, name, dry_run=dry_run, approved=approved, prune=prune, revision=revision,
+            project=project))
+
+    tools: list[tuple[Callable[..., Awaitable[CallToolResult]], str]] = [
+        (list_applications, "List Argo CD applications, paged; filter by project, sync/health "
+                            "status or label selector. Summary counts cover all matches."),
+        (get_application, "One application's status summary. Set include_* for resources, "
+                          "conditions or the last operation."),
+        (get_application_resource_tree, "Live resource tree of an application: counts by "
+                                        "kind and health, unhealthy resources listed."),
+        (get_application_events, "Newest Kubernetes events of an application."),
+        (get_application_logs, "Last log lines of an application's pods (max 500)."),
+        (list_projects, "List Argo CD projects, paged."),
+        (list_applicationsets, "List ApplicationSets, paged."),
+        (list_clusters, "List clusters Argo CD deploys to, paged, with connection status."),
+        (search_argocd_resources, "Search applications, projects, applicationsets and "
+                                  "clusters by name, label, repo, path, namespace or cluster. "
+                                  "Paged."),
+    ]
+    registered = [_tool(fn, description, read_only) for fn, description in tools]
+    if not settings.argocd_read_only:
+        registered.append(_tool(
+            sync_application, "Sync an application. Dry run by default; a real sync "
+            "(dry_run=false) needs approved=true after the user agrees.",
+            ToolAnnotations(destructive_hint=False, idempotent_hint=False,
+                            open_world_hint=True)))
+    return MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan,
+                     log_level=settings.log_level,  # type: ignore[arg-type]
+                     tools=registered)

@@ -1,0 +1,62 @@
+"""sync_application: absent in read-only mode, dry run by default, real sync only if approved."""
+
+from __future__ import annotations
+
+import asyncio
+
+from argocd_harness import SCENARIOS, Connect
+
+from pilothouse.config import Settings
+from pilothouse.sandbox.argocd.fleet import Fleet
+
+FLEET = Fleet(SCENARIOS)
+DRIFTED = [FLEET.app(i).name for i in range(len(FLEET))
+           if FLEET.app(i).sync == "OutOfSync" and FLEET.app(i).health == "Healthy"]
+
+
+async def test_read_only_by_default_hides_sync(connect: Connect) -> None:
+    async with connect() as argocd:
+        assert "sync_application" not in await argocd.names()
+        result = await argocd.client.call_tool("sync_application", {"name": DRIFTED[0]})
+    assert result.is_error  # unknown tool: nothing reaches Argo CD
+
+
+async def test_dry_run_by_default_lists_what_would_change(connect: Connect,
+                                                          writable: Settings) -> None:
+    async with connect(writable) as argocd:
+        answer = await argocd("sync_application", name=DRIFTED[0])
+        after = await argocd("get_application", name=DRIFTED[0])
+    assert not answer.is_error
+    assert answer.payload["dry_run"] is True and answer.payload["changes"] == 2
+    assert {r["kind"] for r in answer.payload["resources"]} == {"ConfigMap", "Deployment"}
+    assert "approved=true" in answer.payload["next"]
+    assert after.payload["sync"]["status"] == "OutOfSync"  # a dry run changes nothing
+
+
+async def test_a_real_sync_needs_approval(connect: Connect, writable: Settings) -> None:
+    async with connect(writable) as argocd:
+        refused = await argocd("sync_application", name=DRIFTED[1], dry_run=False)
+        still = await argocd("get_application", name=DRIFTED[1])
+    assert refused.is_error and refused.payload["kind"] == "ApprovalRequired"
+    assert "dry_run=true" in refused.payload["suggestion"]
+    assert "operation_in_progress" not in still.payload
+
+
+async def test_approved_sync_runs_and_a_second_one_is_refused_until_done(
+        connect: Connect, writable: Settings) -> None:
+    name = DRIFTED[2]
+    async with connect(writable) as argocd:
+        started = await argocd("sync_application", name=name, dry_run=False, approved=True)
+        again = await argocd("sync_application", name=name, dry_run=False, approved=True)
+        running = await argocd("get_application", name=name, include_operation=True)
+        for _ in range(50):
+            done = await argocd("get_application", name=name)
+            if "operation_in_progress" not in done.payload:
+                break
+            await asyncio.sleep(0.1)
+    assert started.payload["operation"]["phase"] == "Running"
+    assert again.is_error and "another operation is already in progress" in again.payload["error"]
+    assert "Wait for the running operation" in again.payload["suggestion"]
+    assert running.payload["operation_in_progress"] is True
+    assert done.payload["sync"]["status"] == "Synced"
+    assert done.payload["last_operation"]["phase"] == "Succeeded"

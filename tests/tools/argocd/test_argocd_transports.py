@@ -1,0 +1,72 @@
+"""The server as agents launch it: a stdio subprocess, and `--transport http` (streamable HTTP)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from dataclasses import replace
+
+import anyio
+import httpx
+from mcp import Client
+
+from pilothouse.config import Settings
+from pilothouse.tools.argocd import argocd_mcp_connection, stdio_parameters
+from pilothouse.tools.argocd.connection import settings_env
+
+
+async def test_stdio_subprocess_answers_the_seed_search(settings: Settings) -> None:
+    async with Client(stdio_parameters(settings)) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        result = await client.call_tool("search_argocd_resources", {"query": "kestrel"})
+    assert "sync_application" not in names and len(names) == 9
+    assert json.loads(result.content[0].text)["pagination"]["total_items"] == 18  # type: ignore[union-attr]
+
+
+async def test_stdio_subprocess_honours_read_only_false(writable: Settings) -> None:
+    async with Client(stdio_parameters(writable)) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+    assert "sync_application" in names
+
+
+def test_connection_for_langchain_adapters_carries_the_settings(settings: Settings) -> None:
+    connection = argocd_mcp_connection(replace(settings, max_search_results=700))
+    assert connection["transport"] == "stdio" and connection["command"] == sys.executable
+    assert connection["args"] == ["-m", "pilothouse.tools.argocd"]
+    env = connection["env"]
+    assert env["ARGOCD_URL"] == settings.argocd_url and env["MAX_SEARCH_RESULTS"] == "700"
+    assert env["ARGOCD_READ_ONLY"] == "true" and "PATH" in env
+    # Rendering back to variables reproduces the Argo CD part of the settings.
+    again = Settings.from_env(settings_env(settings))
+    assert (again.argocd_url, again.argocd_token, again.argocd_timeout_seconds) == (
+        settings.argocd_url, settings.argocd_token, settings.argocd_timeout_seconds)
+
+
+async def test_streamable_http_transport(settings: Settings) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, **settings_env(settings)}
+    command = [sys.executable, "-m", "pilothouse.tools.argocd", "--transport", "http",
+               "--port", str(port)]
+    url = f"http://127.0.0.1:{port}/mcp"
+    async with await anyio.open_process(command, env=env, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL) as process:
+        try:
+            async with httpx.AsyncClient() as probe:
+                for _ in range(300):
+                    try:
+                        await probe.get(url, timeout=1)
+                        break
+                    except httpx.TransportError:
+                        assert process.returncode is None
+                        await anyio.sleep(0.1)
+            async with Client(url) as client:
+                result = await client.call_tool("list_applications", {"page_size": 5})
+        finally:
+            process.terminate()
+    payload = json.loads(result.content[0].text)  # type: ignore[union-attr]
+    assert payload["pagination"]["total_pages"] == 164
