@@ -26,6 +26,8 @@ def test_defaults_work_offline() -> None:
     ({"PILOTHOUSE_DISABLE_LAYERS": "preflight,magic"}, "PILOTHOUSE_DISABLE_LAYERS"),
     ({"WARN_SEARCH_RESULTS": "2000"}, "WARN_SEARCH_RESULTS"),
     ({"LLM_PROVIDER": "openai"}, "LLM_PROVIDER"),
+    ({"PILOTHOUSE_MEMORY_LIMIT": "lots"}, "PILOTHOUSE_MEMORY_LIMIT"),
+    ({"OTEL_EXPORTER_OTLP_PROTOCOL": "carrier-pigeon"}, "OTEL_EXPORTER_OTLP_PROTOCOL"),
 ])
 def test_invalid_values_name_the_variable(env: dict[str, str], variable: str) -> None:
     with pytest.raises(ConfigurationError) as error:
@@ -53,5 +55,6 @@ def test_window_from_table_then_variable_and_unknown_models_say_what_to_set() ->
 
 
 def test_secrets_are_redacted_for_display() -> None:
-    shown = Settings.from_env({"ARGOCD_TOKEN": "eyJabc.def.ghi", "OPENAI_API_KEY": "sk-x"}).redacted()
+    env = {"ARGOCD_TOKEN": "eyJabc.def.ghi", "OPENAI_API_KEY": "sk-x"}
+    shown = Settings.from_env(env).redacted()
     assert shown["argocd_token"] == "***" and shown["openai_api_key"] == "***"

@@ -141,9 +141,16 @@ class Settings:
     shell_timeout_seconds: float = 30.0
     approval_secret: str | None = None
 
-    # Logging.
+    # Operations: logs, traces, the memory guard.
     log_level: str = "WARNING"
     log_json: bool = False
+    otel_endpoint: str | None = None
+    otel_protocol: str = "http/protobuf"
+    otel_service_name: str = "pilothouse"
+    trace_console: bool = False
+    memory_limit_bytes: int | None = None
+    memory_high_water: float = 0.85
+    memory_sample_seconds: float = 5.0
 
     @property
     def provider(self) -> str:
@@ -169,7 +176,8 @@ class Settings:
         shown: dict[str, object] = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            if value is not None and any(s in f.name for s in ("token", "password", "api_key", "secret")):
+            secret = any(s in f.name for s in ("token", "password", "api_key", "secret"))
+            if value is not None and secret:
                 value = "***"
             shown[f.name] = value
         return shown
@@ -232,6 +240,18 @@ class Settings:
         local_path = r.text("PILOTHOUSE_LOCAL_MODEL_PATH")
         ca_bundle = r.text("ARGOCD_CA_BUNDLE")
         workspace = r.text("PILOTHOUSE_WORKSPACE")
+        otel_protocol = r.text("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf"
+        if otel_protocol not in {"http/protobuf", "grpc"}:
+            raise ConfigurationError(
+                f"OTEL_EXPORTER_OTLP_PROTOCOL={otel_protocol!r} is not supported.",
+                hint="Use http/protobuf or grpc.",
+            )
+        raw_limit = r.text("PILOTHOUSE_MEMORY_LIMIT")
+        memory_limit = None
+        if raw_limit is not None:
+            from pilothouse.observability.limits import parse_memory_size
+
+            memory_limit = parse_memory_size(raw_limit)
         policy = r.text("PILOTHOUSE_SHELL_POLICY")
         log_level = (r.text("PILOTHOUSE_LOG_LEVEL") or "WARNING").upper()
         if log_level not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
@@ -280,4 +300,12 @@ class Settings:
             approval_secret=r.text("PILOTHOUSE_APPROVAL_SECRET"),
             log_level=log_level,
             log_json=r.flag("PILOTHOUSE_LOG_JSON", False),
+            otel_endpoint=r.text("OTEL_EXPORTER_OTLP_ENDPOINT"),
+            otel_protocol=otel_protocol,
+            otel_service_name=r.text("OTEL_SERVICE_NAME") or "pilothouse",
+            trace_console=r.flag("PILOTHOUSE_TRACE_CONSOLE", False),
+            memory_limit_bytes=memory_limit,
+            memory_high_water=r.number("PILOTHOUSE_MEMORY_HIGH_WATER", 0.85, low=0.1, high=0.99),
+            memory_sample_seconds=r.number("PILOTHOUSE_MEMORY_SAMPLE_SECONDS", 5.0, low=0.1,
+                                           high=3600),
         )

@@ -18,6 +18,7 @@ from langgraph.graph.state import CompiledStateGraph
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup, setup_model
+from pilothouse.observability.memory import MemoryBudget
 from pilothouse.runtime.builder import build_agent
 from pilothouse.runtime.checkpoint import open_checkpointer
 
@@ -64,5 +65,7 @@ async def open_assistant(
             checkpointer=checkpointer, name=toolkit.name, approvals=toolkit.approvals,
             after_approval=toolkit.after_approval, extra_middleware=toolkit.extra_middleware,
             planning=toolkit.planning,
+            memory_budget=MemoryBudget.detect(settings.memory_limit_bytes,
+                                              settings.memory_high_water),
         )
         yield Assistant(graph, model, toolkit.tools, toolkit.name)

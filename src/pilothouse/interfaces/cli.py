@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import uuid
+from collections.abc import Coroutine
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -14,6 +15,7 @@ from rich.table import Table
 from pilothouse import __version__
 from pilothouse.config import PROVIDERS, Settings
 from pilothouse.errors import PilothouseError
+from pilothouse.interfaces.operations import operations
 from pilothouse.interfaces.render import EventPrinter, progress_bar
 from pilothouse.runtime.session import Conversation, event_as_json
 from pilothouse.sandbox.argocd.cli import sandbox_cli as argocd_sandbox_cli
@@ -52,6 +54,15 @@ def load_settings() -> Settings:
         fail(error, code=2)
 
 
+def run_async(settings: Settings, work: Coroutine[Any, Any, int | None]) -> int:
+    """Run one command's async work with logging and tracing configured; errors exit clearly."""
+    try:
+        with operations(settings):
+            return asyncio.run(work) or 0
+    except PilothouseError as error:
+        fail(error)
+
+
 def fail(error: PilothouseError, code: int = 1) -> NoReturn:
     err.print(f"[bold red]Error:[/] {error.message}")
     if error.hint:
@@ -86,11 +97,8 @@ def ask(
 ) -> None:
     """Ask one question, print the answer and exit (0 on success)."""
     settings = load_settings()
-    try:
-        code = asyncio.run(_ask(settings, question, thread or uuid.uuid4().hex[:12], as_json))
-    except PilothouseError as error:
-        fail(error)
-    raise typer.Exit(code)
+    raise typer.Exit(run_async(settings, _ask(settings, question, thread or uuid.uuid4().hex[:12],
+                                               as_json)))
 
 
 async def _chat(settings: Settings, thread: str) -> None:
@@ -122,10 +130,7 @@ def chat(
 ) -> None:
     """Chat interactively (the conversation is saved; resume it with --thread)."""
     settings = load_settings()
-    try:
-        asyncio.run(_chat(settings, thread or uuid.uuid4().hex[:12]))
-    except PilothouseError as error:
-        fail(error)
+    run_async(settings, _chat(settings, thread or uuid.uuid4().hex[:12]))
 
 
 @app.command()
@@ -174,11 +179,7 @@ def demo(
     from pilothouse.interfaces.demo import run_demo
 
     settings = load_settings()
-    try:
-        code = asyncio.run(run_demo(settings, question or [], out, err))
-    except PilothouseError as error:
-        fail(error)
-    raise typer.Exit(code)
+    raise typer.Exit(run_async(settings, run_demo(settings, question or [], out, err)))
 
 
 @app.command()

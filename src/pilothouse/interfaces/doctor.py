@@ -10,6 +10,7 @@ from pilothouse.config import Settings
 from pilothouse.errors import PilothouseError
 from pilothouse.models.tokens import tiktoken_counter
 from pilothouse.models.windows import resolve_context_window
+from pilothouse.observability.memory import MemoryBudget
 
 Check = tuple[str, bool, str]
 
@@ -59,4 +60,7 @@ def run_checks(settings: Settings) -> list[Check]:
     disabled = ", ".join(sorted(settings.disabled_layers)) or "none"
     checks.append(("context layers", not settings.disabled_layers, f"disabled: {disabled}"))
     checks.append(("Argo CD", True, settings.argocd_url or "not configured (ARGOCD_URL)"))
+    budget = MemoryBudget.detect(settings.memory_limit_bytes, settings.memory_high_water)
+    checks.append(("memory budget", True, f"{budget.limit_bytes / 2**30:.1f} GiB from "
+                   f"{budget.source}; new work refused above {settings.memory_high_water:.0%}"))
     return checks

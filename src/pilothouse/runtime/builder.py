@@ -29,6 +29,8 @@ from pilothouse.context.tool_output import ToolOutputGuardMiddleware, tool_outpu
 from pilothouse.context.tool_resilience import ToolResilienceMiddleware
 from pilothouse.models.registry import ModelSetup
 from pilothouse.models.tokens import CHARS_PER_TOKEN_ESTIMATE
+from pilothouse.observability.memory import MemoryBudget, MemoryGuardMiddleware
+from pilothouse.observability.middleware import ObservabilityMiddleware
 from pilothouse.runtime.planning import PlanningMiddleware, plan_approval
 
 
@@ -105,12 +107,15 @@ def build_agent(
     planning: bool = False,
     approvals: Mapping[str, InterruptOnConfig] | None = None,
     after_approval: Sequence[AgentMiddleware[Any, Any, Any]] = (),
+    memory_budget: MemoryBudget | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """An agent graph over `model` and `tools` with the context layers and `extra_middleware`.
 
     `planning` adds the plan tools; `approvals` names the tools a person must approve (one
     human-in-the-loop gate for all of them); `after_approval` middleware sits inside that gate,
-    so it only ever sees calls that were approved or needed no approval.
+    so it only ever sees calls that were approved or needed no approval. The memory guard goes
+    first (it refuses before a summarization spends memory); observability goes innermost, so
+    its spans see the request actually sent and every retry.
     """
     gated: dict[str, bool | InterruptOnConfig] = dict(approvals or {})
     middleware: list[AgentMiddleware[Any, Any, Any]] = list(extra_middleware)
@@ -120,6 +125,9 @@ def build_agent(
     if gated:
         middleware.append(HumanInTheLoopMiddleware(gated, interrupt_mode="per_call"))
     middleware.extend(after_approval)
+    middleware.append(ObservabilityMiddleware(name, model_name=model.name))
+    guards: list[AgentMiddleware[Any, Any, Any]] = (
+        [MemoryGuardMiddleware(memory_budget)] if memory_budget is not None else [])
     # Planning tools are part of what the model sees, so the budget must count them.
     every_tool = [*tools, *(t for m in middleware for t in getattr(m, "tools", []) or [])]
     layers = context_middleware(
@@ -130,7 +138,7 @@ def build_agent(
         model.chat_model,
         tools=list(tools),
         system_prompt=system_prompt or None,
-        middleware=[*layers, *middleware],
+        middleware=[*guards, *layers, *middleware],
         checkpointer=checkpointer,
         name=name,
     )

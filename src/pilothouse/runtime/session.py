@@ -21,6 +21,9 @@ from langgraph.types import Command, StreamMode
 
 from pilothouse.context.summarizer import INTERNAL_TAG
 from pilothouse.errors import PilothouseError
+from pilothouse.observability.logging import bind_request_context
+from pilothouse.observability.metrics import track_conversation
+from pilothouse.observability.tracing import turn_span
 from pilothouse.runtime.errors import describe_failure
 
 STREAM_MODES: list[StreamMode] = ["messages", "updates", "custom"]
@@ -51,9 +54,11 @@ def _preview(text: str, limit: int = 400) -> str:
 class Conversation:
     """One thread of an agent graph; `ask` streams a turn, `resume` answers an interrupt."""
 
-    def __init__(self, graph: CompiledStateGraph[Any, Any, Any, Any], thread_id: str) -> None:
+    def __init__(self, graph: CompiledStateGraph[Any, Any, Any, Any], thread_id: str,
+                 agent: str = "pilothouse") -> None:
         self.graph = graph
         self.thread_id = thread_id
+        self.agent = agent
         self.config: RunnableConfig = {"configurable": {"thread_id": thread_id},
                                        "recursion_limit": 100}
 
@@ -91,6 +96,13 @@ class Conversation:
         return list(snapshot.values.get("messages", [])) if snapshot.values else []
 
     async def _stream(self, graph_input: Any) -> AsyncIterator[Event]:
+        # One turn: its logs carry the ids, its model and tool spans share one trace.
+        with bind_request_context(conversation_id=self.thread_id, agent=self.agent), \
+                turn_span(self.agent, conversation_id=self.thread_id), track_conversation():
+            async for event in self._events(graph_input):
+                yield event
+
+    async def _events(self, graph_input: Any) -> AsyncIterator[Event]:
         streamed_text = False
         try:
             async for part in self.graph.astream(

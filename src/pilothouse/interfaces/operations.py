@@ -1,0 +1,27 @@
+"""Process start-up for every interface: logs, traces and the memory budget, from Settings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from pilothouse.config import Settings
+from pilothouse.observability.logging import configure_logging, remove_logging
+from pilothouse.observability.tracing import configure_tracing
+
+
+@contextmanager
+def operations(settings: Settings) -> Iterator[None]:
+    """Configure logging and (when an endpoint or the console is set) tracing for a process."""
+    handler = configure_logging(settings.log_level, settings.log_json)
+    tracing = None
+    if settings.otel_endpoint or settings.trace_console:
+        tracing = configure_tracing(settings.otel_service_name, settings.otel_endpoint,
+                                    protocol=settings.otel_protocol,
+                                    console=settings.trace_console)
+    try:
+        yield
+    finally:
+        if tracing is not None:
+            tracing.shutdown()
+        remove_logging(handler)
