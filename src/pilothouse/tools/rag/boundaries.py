@@ -23,7 +23,7 @@ _SUFFIXES: dict[str, str] = {
     ".toml": "toml", ".ini": "toml", ".cfg": "toml",
     ".tf": "hcl", ".hcl": "hcl", ".json": "json", ".sql": "sql",
 }
-_NAMES: dict[str, str] = {"dockerfile": "dockerfile", "makefile": "makefile", "gnumakefile": "makefile"}
+_NAMES = {"dockerfile": "dockerfile", "makefile": "makefile", "gnumakefile": "makefile"}
 
 
 def language_for(filename: str) -> str:
@@ -52,6 +52,10 @@ def _first(m: re.Match[str]) -> str:
 
 def _receiver(m: re.Match[str]) -> str:
     return f"{m.group(1)}.{m.group(2)}" if m.group(1) else m.group(2)
+
+
+def _stage(m: re.Match[str]) -> str:
+    return m.group(2) or m.group(1)
 
 
 def _labels(m: re.Match[str]) -> str:
@@ -89,7 +93,10 @@ _PATTERNS: dict[str, list[tuple[str, Namer]]] = {
             r"(?:extern\s+\"[^\"]*\"\s+)?fn\s+(\w+)",
             _first,
         ),
-        (r"^(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait|union|type|mod|static|const)\s+(\w+)", _first),
+        (
+            r"^(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait|union|type|mod|static|const)\s+(\w+)",
+            _first,
+        ),
         (r"^(?:unsafe\s+)?impl(?:<[^{]*?>)?\s+([^{]+?)\s*(?:where\b.*)?\{?\s*$", _first),
         (r"^macro_rules!\s*(\w+)", _first),
     ],
@@ -119,7 +126,11 @@ _PATTERNS: dict[str, list[tuple[str, Namer]]] = {
     ],
     "cpp": [
         (r"^(?:template\s*<.*>\s*)?(?:struct|class|enum|union|namespace)\s+(\w+)[^;]*$", _first),
-        (r"^" + _NOT_A_NAME + r"[A-Za-z_][\w\s\*&:<>,]*?\b([\w:~]+)\s*\([^;]*\)\s*(?:const\s*)?\{?\s*$", _first),
+        (
+            r"^" + _NOT_A_NAME
+            + r"[A-Za-z_][\w\s\*&:<>,]*?\b([\w:~]+)\s*\([^;]*\)\s*(?:const\s*)?\{?\s*$",
+            _first,
+        ),
     ],
     "shell": [
         (r"^function\s+([A-Za-z_][\w:-]*)", _first),
@@ -130,7 +141,7 @@ _PATTERNS: dict[str, list[tuple[str, Namer]]] = {
         (r"^(resource|data|module|variable|output|provider)\s+((?:\"[^\"]*\"\s*)+)\{", _labels),
         (r"^(locals|terraform)\s*\{", _first),
     ],
-    "dockerfile": [(r"(?i)^FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?", lambda m: m.group(2) or m.group(1))],
+    "dockerfile": [(r"(?i)^FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?", _stage)],
     "makefile": [(r"^([A-Za-z0-9_.%/-]+)\s*:(?!=)", _first)],
 }
 _COMPILED = {lang: [(re.compile(p), n) for p, n in pats] for lang, pats in _PATTERNS.items()}
@@ -197,4 +208,6 @@ def _yaml(lines: list[str]) -> list[Boundary]:
             found.append(Boundary(start, f"{kind}/{name}" if kind and name else kind))
         return found
     key = re.compile(r"^([A-Za-z_\"'][^:#\s]*)\s*:(?:\s|$)")
-    return [Boundary(i, m.group(1).strip("\"'")) for i, ln in enumerate(lines) if (m := key.match(ln))]
+    return [
+        Boundary(i, m.group(1).strip("\"'")) for i, ln in enumerate(lines) if (m := key.match(ln))
+    ]

@@ -19,7 +19,7 @@ from pilothouse.tools.rag.boundaries import Boundary, find_boundaries, language_
 MAX_LINES = 60
 MAX_CHARS = 2400
 OVERLAP_LINES = 6
-#: Segments shorter than this are merged into a neighbour rather than stored alone.
+#: Segments with fewer non-blank lines are merged into a neighbour rather than stored alone.
 MIN_LINES = 4
 
 
@@ -54,7 +54,7 @@ def chunk_text(path: str, text: str) -> list[Chunk]:
     segments = _python_segments(text, lines) if language == "python" else None
     if segments is None:
         segments = _segments_from_boundaries(find_boundaries(language, lines), len(lines))
-    segments = _merge_small(segments)
+    segments = _merge_small(segments, lines)
     chunks: list[Chunk] = []
     for seg in segments:
         chunks.extend(_windows(path, language, lines, seg))
@@ -100,14 +100,14 @@ def _class_segments(node: ast.ClassDef, lines: list[str], start: int, end: int) 
     header_names = [node.name]
     for method in methods:
         m_start = _leading_comments(lines, _first_line(method))
-        if m_start > cursor:
+        if any(line.strip() for line in lines[cursor:m_start]):
             segments.append(_Segment(cursor, m_start, node.name, header_names))
             header_names = []
         m_end = method.end_lineno or method.lineno
         qualified = f"{node.name}.{method.name}"
         segments.append(_Segment(m_start, m_end, qualified, [qualified, method.name]))
         cursor = m_end
-    if cursor < end:
+    if any(line.strip() for line in lines[cursor:end]):
         segments.append(_Segment(cursor, end, node.name, header_names))
     return segments
 
@@ -136,8 +136,6 @@ def _assigned_names(node: ast.stmt) -> list[str]:
         targets = list(node.targets)
     elif isinstance(node, ast.AnnAssign | ast.AugAssign):
         targets = [node.target]
-    elif isinstance(node, ast.TypeAlias):
-        targets = [node.name]
     return [t.id for t in targets if isinstance(t, ast.Name)]
 
 
@@ -154,21 +152,43 @@ def _segments_from_boundaries(boundaries: list[Boundary], total: int) -> list[_S
     return segments
 
 
-def _merge_small(segments: list[_Segment]) -> list[_Segment]:
-    """Fold tiny segments (a one-line constant, a lone import) into their predecessor."""
+def _merge_small(segments: list[_Segment], lines: list[str]) -> list[_Segment]:
+    """Fold tiny segments (a lone import, a one-line constant, a class header) into a neighbour.
+
+    A tiny segment joins the one after it, which it usually introduces (a class header its
+    first method, a comment block its definition); the last one joins its predecessor.
+    """
+
+    def size(seg: _Segment) -> int:
+        return sum(1 for line in lines[seg.start : seg.end] if line.strip())
+
     merged: list[_Segment] = []
+    carry: _Segment | None = None
     for seg in segments:
-        prev = merged[-1] if merged else None
-        tiny = seg.end - seg.start < MIN_LINES or (
-            prev is not None and prev.end - prev.start < MIN_LINES
-        )
-        if prev is not None and tiny and seg.end - prev.start <= MAX_LINES:
-            prev.end = seg.end
-            prev.symbol = prev.symbol or seg.symbol
-            prev.names.extend(n for n in seg.names if n not in prev.names)
+        if size(seg) == 0:
+            continue
+        seg = _Segment(seg.start, seg.end, seg.symbol, list(seg.names))
+        if carry is not None:
+            if seg.end - carry.start <= MAX_LINES:
+                seg = _join(carry, seg)
+            else:
+                merged.append(carry)
+            carry = None
+        if size(seg) < MIN_LINES:
+            carry = seg
         else:
-            merged.append(_Segment(seg.start, seg.end, seg.symbol, list(seg.names)))
+            merged.append(seg)
+    if carry is not None:
+        if merged and carry.end - merged[-1].start <= MAX_LINES:
+            merged[-1] = _join(merged[-1], carry)
+        else:
+            merged.append(carry)
     return merged
+
+
+def _join(first: _Segment, second: _Segment) -> _Segment:
+    names = first.names + [n for n in second.names if n not in first.names]
+    return _Segment(first.start, second.end, first.symbol or second.symbol, names)
 
 
 def _windows(path: str, language: str, lines: list[str], seg: _Segment) -> list[Chunk]:

@@ -90,6 +90,9 @@ class MiniLMEmbeddings(EmbeddingFunction[Documents]):
                 from tokenizers import Tokenizer
 
                 options = onnxruntime.SessionOptions()
+                # Idle worker threads would otherwise spin, taking CPU from the local chat
+                # model that shares this machine; measured faster under contention, too.
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 if self.threads:
                     options.intra_op_num_threads = self.threads
                 tokenizer = Tokenizer.from_file(str(self.tokenizer_path))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,49 +53,69 @@ class SourceFile:
 
 
 class _IgnoreRules:
-    """The .gitignore files seen on the way down, each applied relative to its directory."""
+    """Every .gitignore that applies, each matched relative to the directory it sits in.
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.specs: dict[str, pathspec.GitIgnoreSpec] = {}
-        exclude = root / ".git" / "info" / "exclude"
-        if exclude.is_file():
-            self._add("", exclude)
+    That includes those above the root up to the repository's top, so indexing `src/` of a
+    checkout skips what the checkout's own .gitignore skips, as git would.
+    """
 
-    def _add(self, rel_dir: str, file: Path) -> None:
+    def __init__(self, root: Path, extra: Sequence[str] = ()) -> None:
+        # (scope, prefix, spec): applies under the root-relative folder `scope` ('' = all) and
+        # sees `prefix` + the path inside that scope.
+        self.rules: list[tuple[str, str, pathspec.GitIgnoreSpec]] = []
+        if extra:
+            self.rules.append(("", "", pathspec.GitIgnoreSpec.from_lines(list(extra))))
+        for ancestor in _ancestors_in_repository(root):
+            prefix = root.relative_to(ancestor).as_posix() + "/"
+            self._add("", prefix, ancestor / ".gitignore")
+            self._add("", prefix, ancestor / ".git" / "info" / "exclude")
+        self._add("", "", root / ".git" / "info" / "exclude")
+
+    def _add(self, scope: str, prefix: str, file: Path) -> None:
         try:
             lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
+        except OSError:  # absent or unreadable: nothing to apply
             return
-        spec = pathspec.GitIgnoreSpec.from_lines(lines)
-        previous = self.specs.get(rel_dir)
-        self.specs[rel_dir] = spec if previous is None else previous + spec
+        self.rules.append((scope, prefix, pathspec.GitIgnoreSpec.from_lines(lines)))
 
     def enter(self, rel_dir: str, directory: Path) -> None:
         """Pick up `directory`'s own .gitignore before its entries are tested."""
-        gitignore = directory / ".gitignore"
-        if gitignore.is_file():
-            self._add(rel_dir, gitignore)
+        self._add(rel_dir, "", directory / ".gitignore")
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         """Whether any applicable .gitignore excludes the root-relative path `rel`."""
         candidate = rel + "/" if is_dir else rel
-        for base, spec in self.specs.items():
-            if base and not candidate.startswith(base + "/"):
+        for scope, prefix, spec in self.rules:
+            if scope and not candidate.startswith(scope + "/"):
                 continue
-            local = candidate[len(base) + 1 :] if base else candidate
-            if spec.match_file(local):
+            local = candidate[len(scope) + 1 :] if scope else candidate
+            if spec.match_file(prefix + local):
                 return True
         return False
+
+
+def _ancestors_in_repository(root: Path) -> list[Path]:
+    """Folders above `root` up to the git checkout's top; none when `root` is not inside one."""
+    chain: list[Path] = []
+    if (root / ".git").exists():  # the root is the checkout's top (or a nested repository)
+        return chain
+    for parent in root.parents:
+        chain.append(parent)
+        if (parent / ".git").exists():
+            return chain
+    return []
 
 
 def _noise(name: str) -> bool:
     return name in NOISE_NAMES or name.lower().endswith(NOISE_SUFFIXES)
 
 
-def walk_sources(root: Path) -> Iterator[SourceFile]:
-    """Candidate files under `root`, sorted, minus ignored, pruned and known-noise paths."""
-    rules = _IgnoreRules(root)
+def walk_sources(root: Path, exclude: Sequence[str] = ()) -> Iterator[SourceFile]:
+    """Candidate files under `root`, sorted, minus ignored, pruned and known-noise paths.
+
+    `exclude` adds gitignore-style patterns, relative to `root`, to those the tree declares.
+    """
+    rules = _IgnoreRules(root, exclude)
     for current, dirs, files in os.walk(root):
         here = Path(current)
         rel_dir = here.relative_to(root).as_posix()

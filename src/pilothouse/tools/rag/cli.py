@@ -1,0 +1,144 @@
+"""Command-line entry points: `pilothouse index PATH` and `pilothouse mcp rag`.
+
+The main CLI mounts them with `app.command("index")(index_command)` and
+`mcp_app.add_typer(mcp_cli, name="rag")`. Heavy modules (ChromaDB, onnxruntime, the MCP server)
+are imported inside the commands, so mounting them costs the CLI's start-up nothing. Settings
+come from `Settings.from_env`, the only reader of the environment; `--home` overrides where the
+index is stored.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from pilothouse.config import Settings
+from pilothouse.errors import PilothouseError, UserInputError
+
+if TYPE_CHECKING:
+    from pilothouse.tools.rag.index import IndexReport
+
+_err = Console(stderr=True)
+_out = Console()
+
+
+def store_dir(home: Path | None) -> Path:
+    """Where the code index lives: `<home>/rag`, home defaulting to the configured one."""
+    return (home if home is not None else _settings().home).expanduser() / "rag"
+
+
+def _settings() -> Settings:
+    try:
+        return Settings.from_env()
+    except PilothouseError as error:
+        _fail(error, code=2)
+
+
+def _fail(error: PilothouseError, code: int = 1) -> NoReturn:
+    _err.print(f"[bold red]Error:[/] {error.message}", highlight=False)
+    if error.hint:
+        _err.print(f"[yellow]What to do:[/] {error.hint}", highlight=False)
+    raise typer.Exit(code)
+
+
+def summary_table(report: IndexReport, store: Path) -> Table:
+    """The outcome of an index run as a two-column table."""
+    table = Table(title="Code index", show_header=False, title_justify="left")
+    table.add_column("what", style="bold")
+    table.add_column("value", justify="right", overflow="fold")
+    seconds = max(report.seconds, 1e-9)
+    rows = [
+        ("root", report.root),
+        ("files indexed", str(report.files_indexed)),
+        ("files unchanged", str(report.files_skipped_unchanged)),
+        ("files removed", str(report.files_removed)),
+        ("chunks written", str(report.chunks)),
+        ("chunks in index", str(report.total_chunks)),
+        ("time", f"{report.seconds:.1f} s"),
+        ("speed", f"{report.files_indexed / seconds:.1f} files/s"),
+        ("", f"{report.chunks / seconds:.1f} chunks/s"),
+        ("store", str(store)),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    return table
+
+
+def index_command(
+    path: Annotated[Path, typer.Argument(help="The folder to index (a checkout).")] = Path("."),
+    home: Annotated[
+        Path | None, typer.Option(help="Pilothouse home; the index goes to HOME/rag.")
+    ] = None,
+) -> None:
+    """Index a folder's code for retrieval (incremental: only changed files are re-embedded)."""
+    from pilothouse.tools.rag.index import CodeIndex, resolve_root
+
+    store = store_dir(home)
+    try:
+        root = resolve_root(path)
+        index = CodeIndex(store)
+        with Progress(
+            TextColumn("[bold]indexing[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("files"),
+            TimeElapsedColumn(),
+            TextColumn("[dim]{task.description}[/]"),
+            console=_err,
+            transient=True,
+        ) as bar:
+            task = bar.add_task("", total=None)
+
+            def progress(done: int, total: int, current: str) -> None:
+                bar.update(task, completed=done, total=total, description=current[-60:])
+
+            report = index.index_directory(root, progress=progress)
+    except UserInputError as error:
+        _fail(error, code=2)
+    except PilothouseError as error:
+        _fail(error)
+    _out.print(summary_table(report, store))
+
+
+mcp_cli = typer.Typer(
+    help="Serve the codebase RAG tools (index_directory, retrieve_code_context) over MCP.",
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
+
+
+@mcp_cli.callback()
+def serve(
+    root: Annotated[Path, typer.Option(help="The repository searched by default.")] = Path("."),
+    home: Annotated[
+        Path | None, typer.Option(help="Pilothouse home; the index goes to HOME/rag.")
+    ] = None,
+    transport: Annotated[
+        str, typer.Option(help="stdio (for a local client) or streamable-http.")
+    ] = "stdio",
+    host: Annotated[str, typer.Option(help="Address for streamable-http.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port for streamable-http.")] = 8765,
+) -> None:
+    """Run the RAG MCP server until the client disconnects."""
+    from pilothouse.tools.rag.index import resolve_root
+    from pilothouse.tools.rag.server import build_rag_server
+
+    try:
+        resolved = resolve_root(root)
+        server = build_rag_server(store_dir(home), resolved)
+    except UserInputError as error:
+        _fail(error, code=2)
+    except PilothouseError as error:
+        _fail(error)
+    if transport == "stdio":
+        server.run("stdio")
+    elif transport == "streamable-http":
+        server.run("streamable-http", host=host, port=port)
+    else:
+        unknown = UserInputError(f"Unknown transport '{transport}'.", hint="stdio, streamable-http")
+        _fail(unknown, code=2)

@@ -1,0 +1,104 @@
+"""The DevOps agent end to end: real shell and RAG MCP servers, approvals, expansion."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from pilothouse.agents.devops import open_devops_toolkit
+from pilothouse.config import Settings
+from pilothouse.models.registry import ModelSetup
+from pilothouse.runtime.builder import build_agent
+from pilothouse.runtime.session import Conversation, Event
+from pilothouse.testing.scripted_model import tool_call
+from pilothouse.tools.shell import check_command
+
+MODULE = '''"""Billing helpers."""
+
+
+def compute_invoice_total(lines):
+    """Sum the invoice lines, with tax."""
+    return round(sum(line["amount"] for line in lines) * 1.2, 2)
+'''
+
+
+def settings_for(make_settings: Callable[..., Settings], workspace: Path) -> Settings:
+    return dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000"), workspace=workspace)
+
+
+async def build(settings: Settings, setup: ModelSetup, toolkit: Any) -> Any:
+    return build_agent(settings, setup, tools=toolkit.tools, system_prompt=toolkit.prompt,
+                       checkpointer=InMemorySaver(), approvals=toolkit.approvals,
+                       after_approval=toolkit.after_approval,
+                       extra_middleware=toolkit.extra_middleware, planning=toolkit.planning)
+
+
+async def last_result(conversation: Conversation) -> dict[str, Any]:
+    """The newest tool result of the conversation, whole (events carry a preview)."""
+    history = await conversation.history()
+    result = next(m for m in reversed(history) if isinstance(m, ToolMessage))
+    return dict(json.loads(str(result.content)))
+
+
+def kinds(events: list[Event], kind: str) -> list[Event]:
+    return [e for e in events if e.kind == kind]
+
+
+async def test_allowed_command_runs_and_asking_command_waits_for_approval(
+    tmp_path: Path, scripted_setup: Callable[..., ModelSetup],
+    make_settings: Callable[..., Settings],
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    command = "mkdir build"
+    assert check_command(command, workspace=workspace).action == "ask"
+    settings = settings_for(make_settings, workspace)
+    steps = [tool_call("run_command", command="echo hi | tr a-z A-Z"), "It printed HI.",
+             tool_call("run_command", command=command, approval_token="forged"), "Created."]
+    setup = scripted_setup(steps, window=32_000, settings=settings)
+    async with open_devops_toolkit(settings) as toolkit:
+        conversation = Conversation(await build(settings, setup, toolkit), "devops")
+
+        first = [e async for e in conversation.ask("shout hi")]
+        assert kinds(first, "tool_result")
+        assert (await last_result(conversation))["stdout"].strip() == "HI"
+
+        second = [e async for e in conversation.ask("make a build folder")]
+        assert kinds(second, "interrupt") and not kinds(second, "tool_result")
+        assert not (workspace / "build").exists()
+
+        third = [e async for e in conversation.decide({"type": "approve"})]
+        assert kinds(third, "tool_result")
+        result = await last_result(conversation)
+
+    assert result["status"] == "ok", result
+    assert (workspace / "build").is_dir()
+
+
+async def test_question_naming_a_symbol_gets_its_code_in_context(
+    tmp_path: Path, scripted_setup: Callable[..., ModelSetup],
+    make_settings: Callable[..., Settings],
+) -> None:
+    workspace = tmp_path / "repo"
+    workspace.mkdir()
+    (workspace / "billing.py").write_text(MODULE)
+    settings = settings_for(make_settings, workspace)
+    setup = scripted_setup(["It sums the lines and adds 20% tax."], window=32_000,
+                           settings=settings)
+    async with open_devops_toolkit(settings) as toolkit:
+        index = next(t for t in toolkit.tools if t.name == "index_directory")
+        report = json.loads(await index.ainvoke({}))
+        assert report["files_indexed"] + report["files_skipped_unchanged"] == 1
+        graph = await build(settings, setup, toolkit)
+        events = [e async for e in Conversation(graph, "rag").ask(
+            "What does compute_invoice_total do?")]
+
+    assert any(e.data.get("action") == "expanded" for e in kinds(events, "context"))
+    system = str(setup.chat_model.requests[0].messages[0].content)  # type: ignore[attr-defined]
+    assert "billing.py:1-6" in system and "round(sum(line" in system, system
