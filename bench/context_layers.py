@@ -65,8 +65,10 @@ def time_preflight(size: int, repeats: int = 200) -> dict[str, float]:
     budget = Budget(window=10_000_000, reserved_output=1024)  # never compress: time the check
     cold: list[float] = []
     warm: list[float] = []
+    counter = TokenCounter(count, source="tiktoken")
     for attempt in range(repeats):
-        counter = TokenCounter(count, source="tiktoken") if attempt % 20 == 0 else counter
+        if attempt % 20 == 0:  # a fresh counter: the cold case, as after a restart
+            counter = TokenCounter(count, source="tiktoken")
         layer = PreflightBudgetMiddleware(budget, counter, Compressor(counter, None), 0)
         request = ModelRequest(model=None, messages=messages,  # type: ignore[arg-type]
                                system_message=SystemMessage(content="You are Pilothouse."),
