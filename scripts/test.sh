@@ -3,9 +3,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_setup.sh
-# System tools the tests use: bubblewrap jails the shell tool under test (hostile commands).
+# System tools the tests use: bubblewrap jails the shell tool under test (hostile commands);
 need=()
 command -v bwrap >/dev/null || need+=(bubblewrap)
+# Debian's chromium: the web UI is tested in a real headless browser.
+[ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   echo "== installing ${need[*]} (Debian packages)"
   sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"

@@ -38,6 +38,11 @@ CONTEXT_LAYERS: tuple[str, ...] = (
 )
 
 
+def _split(value: str | None) -> tuple[str, ...]:
+    """A comma-separated variable as a tuple of its non-empty parts."""
+    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+
+
 def provider_env_prefix(provider: str) -> str:
     """`azure-openai` -> `AZURE_OPENAI`: the prefix of a provider's own variables."""
     return provider.upper().replace("-", "_")
@@ -141,6 +146,19 @@ class Settings:
     shell_timeout_seconds: float = 30.0
     approval_secret: str | None = None
 
+    # GitHub.
+    github_token: str | None = None
+    github_api_url: str = "https://api.github.com"
+    github_timeout_seconds: float = 30.0
+    github_rate_limit_max_wait: float = 10.0
+
+    # REST API and web UI.
+    api_keys: tuple[str, ...] = ()
+    api_host: str = "127.0.0.1"
+    api_port: int = 8080
+    cors_origins: tuple[str, ...] = ()
+    api_max_body_bytes: int = 64_000
+
     # Operations: logs, traces, the memory guard.
     log_level: str = "WARNING"
     log_json: bool = False
@@ -240,6 +258,12 @@ class Settings:
         local_path = r.text("PILOTHOUSE_LOCAL_MODEL_PATH")
         ca_bundle = r.text("ARGOCD_CA_BUNDLE")
         workspace = r.text("PILOTHOUSE_WORKSPACE")
+        github_url = r.text("GITHUB_API_URL")
+        if github_url and not github_url.startswith(("https://", "http://")):
+            raise ConfigurationError(
+                f"GITHUB_API_URL={github_url!r} is not an http(s) URL.",
+                hint="Use https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise.",
+            )
         otel_protocol = r.text("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf"
         if otel_protocol not in {"http/protobuf", "grpc"}:
             raise ConfigurationError(
@@ -298,6 +322,17 @@ class Settings:
             shell_policy_file=Path(policy).expanduser() if policy else None,
             shell_timeout_seconds=r.number("PILOTHOUSE_SHELL_TIMEOUT", 30.0, low=0.1, high=3600),
             approval_secret=r.text("PILOTHOUSE_APPROVAL_SECRET"),
+            github_token=r.text("GITHUB_TOKEN") or r.text("GH_TOKEN"),
+            github_api_url=(r.text("GITHUB_API_URL") or "https://api.github.com").rstrip("/"),
+            github_timeout_seconds=r.number("GITHUB_TIMEOUT", 30.0, low=0.1, high=600),
+            github_rate_limit_max_wait=r.number("GITHUB_RATE_LIMIT_MAX_WAIT", 10.0, low=0,
+                                                high=3600),
+            api_keys=_split(r.text("PILOTHOUSE_API_KEYS")),
+            api_host=r.text("PILOTHOUSE_API_HOST") or "127.0.0.1",
+            api_port=r.integer("PILOTHOUSE_API_PORT", 8080, minimum=1) or 8080,
+            cors_origins=_split(r.text("PILOTHOUSE_CORS_ORIGINS")),
+            api_max_body_bytes=r.integer("PILOTHOUSE_API_MAX_BODY_BYTES", 64_000, minimum=1024)
+            or 64_000,
             log_level=log_level,
             log_json=r.flag("PILOTHOUSE_LOG_JSON", False),
             otel_endpoint=r.text("OTEL_EXPORTER_OTLP_ENDPOINT"),

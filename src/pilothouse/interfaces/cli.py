@@ -19,7 +19,9 @@ from pilothouse.interfaces.operations import operations
 from pilothouse.interfaces.render import EventPrinter, progress_bar
 from pilothouse.runtime.session import Conversation, event_as_json
 from pilothouse.sandbox.argocd.cli import sandbox_cli as argocd_sandbox_cli
+from pilothouse.sandbox.github.cli import sandbox_cli as github_sandbox_cli
 from pilothouse.tools.argocd.cli import mcp_cli as argocd_mcp_cli
+from pilothouse.tools.github.cli import mcp_cli as github_mcp_cli
 from pilothouse.tools.rag.cli import index_command
 from pilothouse.tools.rag.cli import mcp_cli as rag_mcp_cli
 from pilothouse.tools.shell.cli import shell as shell_mcp_command
@@ -38,10 +40,12 @@ mcp_app = typer.Typer(help="Run a tool server (MCP, stdio or streamable HTTP).",
 mcp_app.add_typer(argocd_mcp_cli, name="argocd")
 mcp_app.command("shell")(shell_mcp_command)
 mcp_app.add_typer(rag_mcp_cli, name="rag")
+mcp_app.add_typer(github_mcp_cli, name="github")
 app.add_typer(mcp_app, name="mcp")
 sandbox_app = typer.Typer(help="Run a sandbox that behaves like a real API (for demos and tests).",
                           no_args_is_help=True)
 sandbox_app.add_typer(argocd_sandbox_cli, name="argocd")
+sandbox_app.add_typer(github_sandbox_cli, name="github")
 app.add_typer(sandbox_app, name="sandbox")
 app.command("index")(index_command)
 
@@ -131,6 +135,21 @@ def chat(
     """Chat interactively (the conversation is saved; resume it with --thread)."""
     settings = load_settings()
     run_async(settings, _chat(settings, thread or uuid.uuid4().hex[:12]))
+
+
+@app.command()
+def tui(
+    thread: Annotated[str | None, typer.Option(help="Open this conversation.")] = None,
+) -> None:
+    """Chat in the terminal UI: streaming answers, tool activity, approvals, conversations."""
+    from pilothouse.interfaces.tui import run_tui
+
+    settings = load_settings()
+    try:
+        with operations(settings):
+            run_tui(settings, thread_id=thread)
+    except PilothouseError as error:
+        fail(error)
 
 
 @app.command()

@@ -125,7 +125,9 @@ def build_agent(
     if gated:
         middleware.append(HumanInTheLoopMiddleware(gated, interrupt_mode="per_call"))
     middleware.extend(after_approval)
-    middleware.append(ObservabilityMiddleware(name, model_name=model.name))
+    if not any(isinstance(m, ObservabilityMiddleware) for m in middleware):
+        # Unless the caller brought its own (with other labels), every agent is observed.
+        middleware.append(ObservabilityMiddleware(name, model_name=model.name))
     guards: list[AgentMiddleware[Any, Any, Any]] = (
         [MemoryGuardMiddleware(memory_budget)] if memory_budget is not None else [])
     # Planning tools are part of what the model sees, so the budget must count them.

@@ -1,0 +1,109 @@
+"""The REST API and web UI in one FastAPI app, over any agent graph with a checkpointer."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi_offline import FastAPIOffline
+from starlette.types import ASGIApp
+
+from pilothouse import __version__
+from pilothouse.interfaces.api import conversations, operations
+from pilothouse.interfaces.api.errors import install_error_handlers
+from pilothouse.interfaces.api.registry import ConversationRegistry
+from pilothouse.interfaces.api.runtime import ApiRuntime, describe_agent
+from pilothouse.interfaces.api.security import BodyLimitMiddleware, check_exposure
+from pilothouse.interfaces.web import mount_web_ui
+
+logger = logging.getLogger("pilothouse.api")
+
+OpenAgent = Callable[[], AbstractAsyncContextManager[Any]]
+
+DESCRIPTION = """Ask Pilothouse's agents questions and answer their approval requests.
+
+Answers stream as server-sent events (`text/event-stream`), one JSON object per event with
+`kind`, `text` and `data`. Every error is JSON `{error, suggestion}`. Authenticate with
+`Authorization: Bearer <key>` (keys from `PILOTHOUSE_API_KEYS`).
+"""
+
+
+def _metrics() -> Any:
+    try:
+        from pilothouse.interfaces.api.metrics import ApiMetrics
+    except ImportError:  # prometheus_client is not installed: no /metrics
+        return None
+    return ApiMetrics()
+
+
+def create_api_app(
+    open_agent: OpenAgent,
+    *,
+    api_keys: Sequence[str],
+    bind_host: str,
+    registry_path: Path,
+    max_body_bytes: int = 64_000,
+    cors_origins: Sequence[str] = (),
+    fallback: ASGIApp | None = None,
+) -> FastAPI:
+    """The REST API and web UI over the agent that `open_agent()` yields.
+
+    `open_agent()` is entered in the app's lifespan and must yield an object with `.graph`
+    (an agent graph with a checkpointer); conversations are listed in SQLite at `registry_path`.
+
+    Without `api_keys` the app refuses a non-loopback `bind_host` (ConfigurationError).
+    `fallback` serves every path the API does not (e.g. the A2A routes of `pilothouse serve`);
+    its own lifespan is not run, so open what it needs before serving.
+    """
+    keys = tuple(key.strip() for key in api_keys if key.strip())
+    check_exposure(keys, bind_host)
+    metrics = _metrics()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            agent = await stack.enter_async_context(open_agent())
+            registry = await stack.enter_async_context(ConversationRegistry.open(registry_path))
+            app.state.runtime = ApiRuntime(agent, registry, observer=metrics)
+            info = app.state.agent_info = describe_agent(agent)
+            logger.info("serving agent %s (model %s, %d tools)", info["name"], info["model"],
+                        len(info["tools"]))
+            try:
+                yield
+            finally:
+                app.state.runtime = app.state.agent_info = None
+
+    app = FastAPIOffline(
+        title="Pilothouse", version=__version__, description=DESCRIPTION, lifespan=lifespan,
+        docs_url="/docs", redoc_url=None, static_url="/docs-static",
+    )
+    app.state.api_keys = keys
+    app.state.runtime = None
+    app.state.metrics = metrics
+    install_error_handlers(app)
+    app.include_router(operations.router)
+    app.include_router(conversations.router)
+    metrics_routes = operations.metrics_router() if metrics is not None else None
+    if metrics_routes is not None:
+        app.include_router(metrics_routes)
+    mount_web_ui(app)
+    if fallback is not None:
+        app.mount("/", fallback)  # after every route above, so it only sees the rest
+    # Added innermost first: the body limit runs inside CORS (so a 413 still carries CORS
+    # headers), and the request metrics see every response, including rejections.
+    app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
+    if cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins),
+                           allow_methods=["GET", "POST", "DELETE"],
+                           allow_headers=["Authorization", "Content-Type"],
+                           expose_headers=["X-Thread-Id"])
+    if metrics is not None:
+        from pilothouse.interfaces.api.metrics import RequestMetricsMiddleware
+
+        app.add_middleware(RequestMetricsMiddleware, metrics=metrics)
+    return app

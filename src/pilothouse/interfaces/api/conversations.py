@@ -1,0 +1,195 @@
+"""Conversation endpoints: create, list, read, delete, ask (SSE) and answer approvals (SSE)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Response
+from pydantic import BaseModel, Field
+
+from pilothouse.interfaces.api.errors import ApiError
+from pilothouse.interfaces.api.history import render_history
+from pilothouse.interfaces.api.runtime import ApiRuntime, get_runtime, valid_thread_id
+from pilothouse.interfaces.api.security import require_api_key
+from pilothouse.interfaces.api.streaming import EventStreamResponse
+from pilothouse.runtime.session import Event
+
+Runtime = Annotated[ApiRuntime, Depends(get_runtime)]
+router = APIRouter(prefix="/conversations", tags=["conversations"],
+                   dependencies=[Depends(require_api_key)])
+
+SSE_RESPONSE: dict[int | str, dict[str, Any]] = {200: {
+    "description": "Server-sent events, one per line pair `event: <kind>` / `data: {kind, "
+                   "text, data}`: token, tool_call, tool_result, context, plan, interrupt "
+                   "(an approval request), answer, error; the last one is `done`.",
+    "content": {"text/event-stream": {}},
+}}
+
+
+class NewConversation(BaseModel):
+    """Body of `POST /conversations`."""
+
+    title: str = Field("", max_length=200, description="Shown in lists; defaults to the "
+                                                         "first question.")
+
+
+class Question(BaseModel):
+    """Body of `POST /conversations/{id}/ask`."""
+
+    question: str = Field(min_length=1, max_length=20_000)
+
+
+class Decision(BaseModel):
+    """Body of `POST /conversations/{id}/approvals`."""
+
+    decision: Literal["approve", "reject"]
+    message: str | None = Field(None, max_length=4_000,
+                                description="Why it was rejected; the agent reads it.")
+    interrupt_id: str | None = Field(None, description="Answer this approval only "
+                                                       "(default: every pending one).")
+
+
+class ConversationOut(BaseModel):
+    """A conversation as listed."""
+
+    id: str
+    title: str
+    created_at: str
+    updated_at: str
+
+
+class ConversationPage(BaseModel):
+    """One page of conversations, most recently used first."""
+
+    conversations: list[ConversationOut]
+    total: int
+    limit: int
+    offset: int
+
+
+class PendingApproval(BaseModel):
+    """An approval the conversation waits for; `value` says what would run."""
+
+    id: str
+    value: dict[str, Any]
+
+
+class PendingOut(BaseModel):
+    pending: list[PendingApproval]
+
+
+class ConversationDetail(ConversationOut):
+    """A conversation with its messages (tool results trimmed) and pending approvals."""
+
+    messages: list[dict[str, Any]]
+    pending: list[PendingApproval]
+
+
+def _pending(events: list[Event]) -> list[PendingApproval]:
+    return [PendingApproval(id=e.data["id"], value=dict(e.data["value"])) for e in events]
+
+
+@router.post("", status_code=201, response_model=ConversationOut)
+async def create_conversation(runtime: Runtime,
+                              body: NewConversation | None = None) -> dict[str, Any]:
+    record = await runtime.registry.create(body.title if body else "")
+    return record.as_json()
+
+
+@router.get("", response_model=ConversationPage)
+async def list_conversations(runtime: Runtime,
+                             limit: Annotated[int, Query(ge=1, le=200)] = 50,
+                             offset: Annotated[int, Query(ge=0)] = 0) -> dict[str, Any]:
+    records, total = await runtime.registry.list(limit, offset)
+    return {"conversations": [r.as_json() for r in records], "total": total,
+            "limit": limit, "offset": offset}
+
+
+@router.get("/{thread_id}", response_model=ConversationDetail)
+async def read_conversation(thread_id: str,
+                            runtime: Runtime) -> dict[str, Any]:
+    valid_thread_id(thread_id)
+    conversation = runtime.conversation(thread_id)
+    messages = await conversation.history()
+    record = await runtime.registry.get(thread_id)
+    if record is None and not messages:
+        raise ApiError(404, f"There is no conversation {thread_id}.",
+                       "List conversations with GET /conversations, or create one.")
+    if record is None:  # started elsewhere (the CLI): list it from now on
+        record = await runtime.registry.touch(thread_id)
+    return {**record.as_json(), "messages": render_history(messages),
+            "pending": _pending(await conversation.pending())}
+
+
+@router.delete("/{thread_id}", status_code=204)
+async def delete_conversation(thread_id: str,
+                              runtime: Runtime) -> Response:
+    valid_thread_id(thread_id)
+    if not await runtime.known(thread_id):
+        raise ApiError(404, f"There is no conversation {thread_id}.",
+                       "List conversations with GET /conversations.")
+    lease = await runtime.claim(thread_id)  # never delete under a running answer
+    try:
+        checkpointer = runtime.graph.checkpointer
+        if checkpointer not in (None, True, False):
+            await checkpointer.adelete_thread(thread_id)  # type: ignore[union-attr]
+        await runtime.registry.delete(thread_id)
+    finally:
+        lease.release()
+    return Response(status_code=204)
+
+
+@router.get("/{thread_id}/pending", response_model=PendingOut)
+async def pending_approvals(thread_id: str,
+                            runtime: Runtime) -> dict[str, Any]:
+    valid_thread_id(thread_id)
+    return {"pending": _pending(await runtime.conversation(thread_id).pending())}
+
+
+@router.post("/{thread_id}/ask", response_class=EventStreamResponse, responses=SSE_RESPONSE,
+             status_code=200)
+async def ask(thread_id: str, body: Question,
+              runtime: Runtime) -> EventStreamResponse:
+    valid_thread_id(thread_id)
+    conversation = runtime.conversation(thread_id)
+    lease = await runtime.claim(thread_id)
+    try:
+        if await conversation.pending():
+            raise ApiError(409, f"Conversation {thread_id} is waiting for an approval.",
+                           f"Approve or reject it first: POST /conversations/{thread_id}/"
+                           "approvals, or start a new conversation.")
+        await runtime.registry.touch(thread_id, body.question)
+    except BaseException:
+        lease.release()
+        raise
+    return EventStreamResponse(conversation.ask(body.question), thread_id=thread_id,
+                               on_close=lease.release, on_cancel=lease.client_left,
+                               observer=runtime.observer)
+
+
+@router.post("/{thread_id}/approvals", response_class=EventStreamResponse, status_code=200,
+             responses=SSE_RESPONSE)
+async def decide(thread_id: str, body: Decision,
+                 runtime: Runtime) -> EventStreamResponse:
+    valid_thread_id(thread_id)
+    conversation = runtime.conversation(thread_id)
+    lease = await runtime.claim(thread_id)
+    try:
+        waiting = [e.data["id"] for e in await conversation.pending()]
+        if not waiting:
+            raise ApiError(409, f"Conversation {thread_id} is not waiting for an approval.",
+                           "Approvals appear as `interrupt` events; see GET .../pending.")
+        if body.interrupt_id is not None and body.interrupt_id not in waiting:
+            raise ApiError(404, f"Approval {body.interrupt_id} is not pending.",
+                           f"Pending approvals: {', '.join(waiting)}.")
+        await runtime.registry.touch(thread_id)
+    except BaseException:
+        lease.release()
+        raise
+    decision: dict[str, Any] = {"type": body.decision}
+    if body.decision == "reject":
+        decision["message"] = body.message or "The user rejected this action."
+    return EventStreamResponse(conversation.decide(decision, body.interrupt_id),
+                               thread_id=thread_id, on_close=lease.release,
+                               on_cancel=lease.client_left,
+                               observer=runtime.observer)

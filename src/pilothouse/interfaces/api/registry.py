@@ -1,0 +1,143 @@
+"""The list of conversations (thread id, title, timestamps) the API, web UI and TUI show.
+
+The checkpointer stores each thread's messages but cannot list threads cheaply or hold a title,
+so a small SQLite table beside it does. Rows are upserted whenever a conversation is used, so
+threads started elsewhere (`pilothouse ask --thread`) appear once they are touched here.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from pilothouse.errors import ConfigurationError
+
+TITLE_LIMIT = 80
+THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS conversations (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS conversations_updated ON conversations (updated_at DESC);
+"""
+
+
+def new_thread_id() -> str:
+    """A fresh thread id, the same shape the CLI uses."""
+    return uuid.uuid4().hex[:12]
+
+
+def title_from(text: str) -> str:
+    """A one-line title from the first question."""
+    line = " ".join(text.split())
+    return line if len(line) <= TITLE_LIMIT else line[: TITLE_LIMIT - 1] + "…"
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class ConversationRecord:
+    """One conversation as listed."""
+
+    id: str
+    title: str
+    created_at: float
+    updated_at: float
+
+    def as_json(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "created_at": _iso(self.created_at),
+                "updated_at": _iso(self.updated_at)}
+
+
+class ConversationRegistry:
+    """Conversations in one SQLite file; open it with `ConversationRegistry.open(path)`."""
+
+    def __init__(self, db: aiosqlite.Connection) -> None:
+        self._db = db
+
+    @classmethod
+    @asynccontextmanager
+    async def open(cls, path: Path) -> AsyncIterator[ConversationRegistry]:
+        """Open (creating if needed) the registry at `path`; closed on exit."""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigurationError(
+                f"Cannot create the directory for the conversation list {path.parent}: "
+                f"{exc.strerror}.", hint="Set PILOTHOUSE_HOME to a writable directory.",
+            ) from exc
+        async with aiosqlite.connect(path) as db:
+            await db.executescript(_SCHEMA)
+            await db.commit()
+            yield cls(db)
+
+    async def create(self, title: str = "", thread_id: str | None = None) -> ConversationRecord:
+        """Register a new conversation (a fresh id unless one is given)."""
+        now = time.time()
+        record = ConversationRecord(thread_id or new_thread_id(), title_from(title), now, now)
+        await self._db.execute(
+            "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
+            (record.id, record.title, record.created_at, record.updated_at),
+        )
+        await self._db.commit()
+        return record
+
+    async def touch(self, thread_id: str, question: str = "") -> ConversationRecord:
+        """Mark a conversation as used now; it gets a title from `question` if it has none."""
+        now = time.time()
+        await self._db.execute(
+            "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at, "
+            "title = CASE WHEN conversations.title = '' THEN excluded.title "
+            "ELSE conversations.title END",
+            (thread_id, title_from(question), now, now),
+        )
+        await self._db.commit()
+        record = await self.get(thread_id)
+        assert record is not None
+        return record
+
+    async def get(self, thread_id: str) -> ConversationRecord | None:
+        async with self._db.execute(
+            "SELECT id, title, created_at, updated_at FROM conversations WHERE id = ?",
+            (thread_id,),
+        ) as cursor:
+            row = await cursor.fetchone()
+        return ConversationRecord(*row) if row else None
+
+    async def list(self, limit: int = 50, offset: int = 0) -> tuple[list[ConversationRecord], int]:
+        """The most recently used conversations first, and how many there are in all."""
+        async with self._db.execute(
+            "SELECT id, title, created_at, updated_at FROM conversations "
+            "ORDER BY updated_at DESC, id LIMIT ? OFFSET ?", (limit, offset),
+        ) as cursor:
+            rows = await cursor.fetchall()
+        async with self._db.execute("SELECT COUNT(*) FROM conversations") as cursor:
+            total = await cursor.fetchone()
+        return [ConversationRecord(*row) for row in rows], int(total[0]) if total else 0
+
+    async def delete(self, thread_id: str) -> bool:
+        """Forget a conversation; False when it was not listed."""
+        cursor = await self._db.execute("DELETE FROM conversations WHERE id = ?", (thread_id,))
+        await self._db.commit()
+        return cursor.rowcount > 0
+
+    async def ping(self) -> None:
+        """Raise when the database cannot be read (for readiness checks)."""
+        async with self._db.execute("SELECT 1") as cursor:
+            await cursor.fetchone()

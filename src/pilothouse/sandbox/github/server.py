@@ -1,0 +1,68 @@
+"""Run the GitHub sandbox: in the foreground (`serve_github_sandbox`) or on a free port in a
+background thread (`running_github_sandbox`) for tests, benchmarks and demos.
+
+The thread, socket and start-up handshake are the Argo CD sandbox's `running_app`; this module
+adds what a GitHub client needs to know (URL and token) and a handle on the rate limits, so a
+test can exhaust them while the server runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import uvicorn
+
+from pilothouse.sandbox.argocd.server import HOST, running_app
+from pilothouse.sandbox.github.api import (
+    DEFAULT_TOKEN,
+    GitHubSandboxState,
+    create_github_sandbox_app,
+)
+from pilothouse.sandbox.github.limits import RateLimits
+from pilothouse.sandbox.github.world import World, WorldSpec
+
+
+@dataclass(frozen=True)
+class RunningGitHubSandbox:
+    """Where a started sandbox listens, the token it accepts, and its live state."""
+
+    url: str
+    token: str
+    state: GitHubSandboxState
+
+    @property
+    def limits(self) -> RateLimits:
+        """The rate limits: `exhaust`, `throttle` and `restore` them from a test."""
+        return self.state.limits
+
+    @property
+    def world(self) -> World:
+        return self.state.world
+
+    def __str__(self) -> str:
+        return self.url
+
+
+def serve_github_sandbox(port: int = 8090, token: str = DEFAULT_TOKEN, host: str = HOST,
+                         spec: WorldSpec | None = None, **options: Any) -> None:
+    """Serve the generated organisation until interrupted."""
+    app = create_github_sandbox_app(spec, token, **options)
+    # ws="none" and lifespan="off" as in the Argo CD sandbox: nothing here needs them.
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off",
+                            ws="none", access_log=False)
+    uvicorn.Server(config).run()
+
+
+@contextmanager
+def running_github_sandbox(spec: WorldSpec | None = None, *, token: str = DEFAULT_TOKEN,
+                           **options: Any) -> Iterator[RunningGitHubSandbox]:
+    """Serve a sandbox on 127.0.0.1:<free port> in a thread; yields its URL, token and state.
+
+    `options` go to `create_github_sandbox_app` (`core_limit`, `search_limit`, ...).
+    """
+    app = create_github_sandbox_app(spec, token, **options)
+    with running_app(app) as url:
+        yield RunningGitHubSandbox(url=url, token=token, state=app.state.github)

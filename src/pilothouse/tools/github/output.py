@@ -1,0 +1,69 @@
+"""Render tool answers as compact JSON that fits `MAX_TOOL_OUTPUT_SIZE`.
+
+The agent has its own tool-output guard, but this server is also used on its own (any MCP
+client), so it never emits more than the configured size. A list answer loses whole items from
+its end and says how many it kept and which `per_page` would fit; a log answer loses the oldest
+lines of its tails (the newest lines are the ones that explain a failure).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+_NOTE_ROOM = 240
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON: no indentation, so the model pays for content, not whitespace."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def fit(answer: dict[str, Any], max_chars: int) -> dict[str, Any]:
+    """`answer`, shortened if its JSON would exceed `max_chars`."""
+    if len(dumps(answer)) <= max_chars:
+        return answer
+    if answer.get("failing_steps") or answer.get("last_step"):
+        return _fit_tails(answer, max_chars)
+    lists = [(key, value) for key, value in answer.items() if isinstance(value, list) and value]
+    if not lists:
+        return answer
+    key, items = max(lists, key=lambda kv: len(dumps(kv[1])))
+    rest = {k: v for k, v in answer.items() if k != key}
+    budget = max_chars - len(dumps(rest)) - len(key) - _NOTE_ROOM
+    kept, used = 0, 2
+    for item in items:
+        used += len(dumps(item)) + 1
+        if used > budget:
+            break
+        kept += 1
+    rest[key] = items[:kept]
+    rest["truncated"] = {
+        "field": key, "shown": kept, "total": len(items),
+        "note": f"Cut to fit MAX_TOOL_OUTPUT_SIZE: {kept} of {len(items)} {key} shown; ask "
+                f"again with per_page={max(1, kept)} to page through all of them.",
+    }
+    return rest
+
+
+def _fit_tails(answer: dict[str, Any], max_chars: int) -> dict[str, Any]:
+    """Drop the oldest tail lines, longest tail first, until the answer fits."""
+    steps = [dict(s) for s in answer.get("failing_steps") or [answer["last_step"]]]
+    for step in steps:
+        step["tail"] = list(step["tail"])
+    shaped = {**answer, **({"failing_steps": steps} if answer.get("failing_steps")
+                           else {"last_step": steps[0]})}
+    if "steps" in shaped and len(dumps(shaped)) > max_chars:
+        shaped["steps"] = [s for s in shaped["steps"] if s.get("failed")]  # the overview goes
+    excess = len(dumps(shaped)) + _NOTE_ROOM - max_chars
+    dropped = 0
+    while excess > 0 and any(step["tail"] for step in steps):
+        longest = max(steps, key=lambda s: len(s["tail"]))
+        excess -= len(dumps(longest["tail"].pop(0))) + 1
+        dropped += 1
+    shaped["truncated"] = {
+        "field": "tail", "dropped_lines": dropped,
+        "note": f"Cut to fit MAX_TOOL_OUTPUT_SIZE: the oldest {dropped} tail lines were "
+                "dropped; ask for fewer tail_lines to see whole tails.",
+    }
+    return shaped

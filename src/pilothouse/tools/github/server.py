@@ -1,0 +1,194 @@
+"""The GitHub MCP server: paged, memory-bounded, read-only tools over the GitHub REST API.
+
+Tool descriptions are short on purpose: a local model reads every schema on every turn. Every
+tool answers with compact JSON in minimal shapes; failures become an `is_error` result carrying
+`{error, kind, suggestion}` (plus `resets_at` for a spent rate limit), never a stack trace or
+the token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from pilothouse.errors import PilothouseError
+from pilothouse.tools.github import operations as ops
+from pilothouse.tools.github.client import DEFAULT_API_URL, GitHubClient
+from pilothouse.tools.github.output import dumps, fit
+
+log = logging.getLogger(__name__)
+
+SERVER_NAME = "github"
+TOOLS: tuple[str, ...] = (
+    "list_pull_requests", "get_pull_request", "list_pull_requests_awaiting_review",
+    "list_issues", "search_issues", "list_workflow_runs", "get_workflow_run_logs",
+)
+INSTRUCTIONS = (
+    "GitHub tools (read-only). Answers are paged: follow pagination.has_next and last_page. "
+    "search_issues takes GitHub syntax, e.g. 'repo:o/r is:pr is:open label:bug'."
+)
+
+Owner = Annotated[str, Field(description="user or organization, e.g. acme-corp")]
+Repo = Annotated[str, Field(description="repository name, e.g. payments-api")]
+Page = Annotated[int, Field(description="1-based page")]
+PerPage = Annotated[int, Field(description="items per page, max 100")]
+ClientFactory = Callable[[], GitHubClient]
+
+
+class _ClientHolder:
+    """One HTTP client per event loop, created on first use and closed with the server."""
+
+    def __init__(self, factory: ClientFactory) -> None:
+        self._factory = factory
+        self._client: GitHubClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def get(self) -> GitHubClient:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client, self._loop = self._factory(), loop
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._loop is asyncio.get_running_loop():
+            await self._client.aclose()
+        self._client = self._loop = None
+
+
+def _result(payload: dict[str, Any], *, is_error: bool) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=dumps(payload))],
+                          structured_content=payload, is_error=is_error)
+
+
+def _without_titles(schema: Any) -> Any:
+    """The schema minus pydantic's generated `title`s, which repeat the parameter names and
+    cost the model tokens on every turn."""
+    if isinstance(schema, dict):
+        return {k: _without_titles(v) for k, v in schema.items()
+                if not (k == "title" and isinstance(v, str))}
+    if isinstance(schema, list):
+        return [_without_titles(v) for v in schema]
+    return schema
+
+
+def build_github_server(api_url: str = DEFAULT_API_URL, token: str | None = None, *,
+                        timeout: float = 30.0, max_rate_limit_wait: float = 10.0,
+                        max_output_chars: int = 10_000, log_level: str = "WARNING",
+                        client_factory: ClientFactory | None = None) -> MCPServer[Any]:
+    """The GitHub MCP server for the API at `api_url` (GitHub Enterprise: https://HOST/api/v3)."""
+    holder = _ClientHolder(client_factory or (lambda: GitHubClient(
+        api_url, token, timeout=timeout, max_rate_limit_wait=max_rate_limit_wait)))
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
+        try:
+            yield {}
+        finally:
+            await holder.aclose()
+
+    async def run(work: Callable[[GitHubClient], Awaitable[dict[str, Any]]]) -> CallToolResult:
+        try:
+            payload = await work(holder.get())
+        except PilothouseError as error:
+            return _result(error.to_payload(), is_error=True)
+        except Exception:
+            log.exception("GitHub tool failed unexpectedly")
+            return _result({"error": "The GitHub tool failed unexpectedly.",
+                            "kind": "InternalError",
+                            "suggestion": "Try again; if it repeats, check the server log."},
+                           is_error=True)
+        return _result(fit(payload, max_output_chars), is_error=False)
+
+    async def list_pull_requests(
+            owner: Owner, repo: Repo, state: Literal["open", "closed", "all"] = "open",
+            base: Annotated[str | None, Field(description="base branch")] = None,
+            head: Annotated[str | None, Field(description="head branch (owner:branch)")] = None,
+            sort: Literal["created", "updated", "popularity", "long-running"] = "created",
+            direction: Literal["asc", "desc"] | None = None, page: Page = 1,
+            per_page: PerPage = 20) -> CallToolResult:
+        return await run(lambda c: ops.list_pull_requests(
+            c, owner, repo, state=state, base=base, head=head, sort=sort, direction=direction,
+            page=page, per_page=per_page))
+
+    async def get_pull_request(owner: Owner, repo: Repo, number: int,
+                               include_files: bool = True) -> CallToolResult:
+        return await run(lambda c: ops.get_pull_request(c, owner, repo, number,
+                                                         include_files=include_files))
+
+    async def list_pull_requests_awaiting_review(
+            owner: Owner, repo: Repo,
+            reviewer: Annotated[str | None, Field(description="only those asking this login")]
+            = None, include_drafts: bool = False, page: Page = 1,
+            per_page: PerPage = 20) -> CallToolResult:
+        return await run(lambda c: ops.list_awaiting_review(
+            c, owner, repo, reviewer=reviewer, include_drafts=include_drafts, page=page,
+            per_page=per_page))
+
+    async def list_issues(
+            owner: Owner, repo: Repo, state: Literal["open", "closed", "all"] = "open",
+            labels: Annotated[str | None, Field(description="comma-separated, all must match")]
+            = None, assignee: str | None = None, creator: str | None = None,
+            sort: Literal["created", "updated", "comments"] = "created",
+            direction: Literal["asc", "desc"] = "desc", include_pull_requests: bool = False,
+            page: Page = 1, per_page: PerPage = 20) -> CallToolResult:
+        return await run(lambda c: ops.list_issues(
+            c, owner, repo, state=state, labels=labels, assignee=assignee, creator=creator,
+            sort=sort, direction=direction, include_pull_requests=include_pull_requests,
+            page=page, per_page=per_page))
+
+    async def search_issues(
+            query: Annotated[str, Field(description="GitHub search syntax")],
+            sort: Literal["created", "updated", "comments"] | None = None,
+            order: Literal["asc", "desc"] = "desc", page: Page = 1,
+            per_page: PerPage = 20) -> CallToolResult:
+        return await run(lambda c: ops.search_issues(c, query, sort=sort, order=order,
+                                                     page=page, per_page=per_page))
+
+    async def list_workflow_runs(
+            owner: Owner, repo: Repo,
+            status: Annotated[str | None, Field(
+                description="e.g. failure, success, in_progress, queued")] = None,
+            branch: str | None = None, event: str | None = None, page: Page = 1,
+            per_page: PerPage = 20) -> CallToolResult:
+        return await run(lambda c: ops.list_workflow_runs(
+            c, owner, repo, status=status, branch=branch, event=event, page=page,
+            per_page=per_page))
+
+    async def get_workflow_run_logs(
+            owner: Owner, repo: Repo, run_id: int,
+            tail_lines: Annotated[int, Field(description="lines to return in all, max 500")]
+            = 100) -> CallToolResult:
+        return await run(lambda c: ops.get_workflow_run_logs(c, owner, repo, run_id,
+                                                             tail_lines=tail_lines))
+
+    tools: list[tuple[Callable[..., Awaitable[CallToolResult]], str]] = [
+        (list_pull_requests, "List a repository's pull requests, one page at a time."),
+        (get_pull_request, "One pull request: state, review decision, reviews and a summary "
+                           "of the files changed."),
+        (list_pull_requests_awaiting_review, "Open pull requests waiting for a review (no "
+                                             "approval, no change request yet)."),
+        (list_issues, "List a repository's issues, one page at a time."),
+        (search_issues, "Search issues and pull requests across repositories; paged, with "
+                        "the total count."),
+        (list_workflow_runs, "List GitHub Actions workflow runs, newest first; filter by "
+                             "status, branch or event."),
+        (get_workflow_run_logs, "The last log lines of a workflow run's failing steps."),
+    ]
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=True)
+    registered = []
+    for fn, description in tools:
+        tool = Tool.from_function(fn, name=fn.__name__, description=description,
+                                  annotations=read_only)
+        tool.parameters = _without_titles(tool.parameters)
+        registered.append(tool)
+    return MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan,
+                     log_level=log_level,  # type: ignore[arg-type]
+                     tools=registered)
