@@ -1,4 +1,4 @@
-"""Qwen2.5 prompt rendering, tool-call grammar and output parsing for the local model.
+"""Qwen2.5 ChatML prompt rendering for the local model.
 
 We render the conversation ourselves, following the chat template embedded in the GGUF, rather
 than use llama-cpp-python's chat handlers: `chatml-function-calling` drops `role: tool` messages
@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
-from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import (
@@ -22,7 +20,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.messages.tool import InvalidToolCall, ToolCall
+from langchain_core.messages.tool import ToolCall
 
 DEFAULT_SYSTEM = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
 TOOLS_PREAMBLE = (
@@ -32,15 +30,17 @@ TOOLS_PREAMBLE = (
 TOOLS_POSTAMBLE = (
     "\n</tools>\n\nFor each function call, return a json object with function name and "
     "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
-    '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
+    # Double braces: the template writes them inside a Jinja string, so the model saw them.
+    '{{"name": <function-name>, "arguments": <args-json-object>}}\n</tool_call>'
 )
+# Our one addition to the template. Without it, Qwen-Coder-1.5B answered "Hi!" with a call to
+# an invented `greet` tool; with it, 15/16 routing and chit-chat prompts came out right.
+PLAIN_ANSWER_HINT = "\n\nIf the message needs no function, reply in plain text."
 # Control tokens that, inside message text, would let content forge turns (we tokenize the
 # prompt with special tokens enabled so our own markers become single tokens).
 _SPECIAL = re.compile(r"<\|(im_start|im_end|endoftext)\|>")
 # Schema keys that cost prompt tokens but tell the model nothing about what to pass.
 _NOISE_KEYS = frozenset({"title", "additionalProperties", "$schema", "examples"})
-MAX_PARALLEL_CALLS = 4
-_CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 
 
 def _clean(text: str) -> str:
@@ -61,12 +61,26 @@ def message_text(message: BaseMessage) -> str:
     return "".join(parts)
 
 
-def _strip_noise(schema: Any) -> Any:
-    if isinstance(schema, dict):
-        return {k: _strip_noise(v) for k, v in schema.items() if k not in _NOISE_KEYS}
-    if isinstance(schema, list):
-        return [_strip_noise(v) for v in schema]
-    return schema
+def compact_schema(node: Any) -> Any:
+    """A JSON schema without titles and other keys that cost tokens but guide no argument.
+
+    Walks only schema positions, so a property that is itself named "title" survives.
+    """
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _NOISE_KEYS:
+            continue
+        if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+            out[key] = {name: compact_schema(sub) for name, sub in value.items()}
+        elif key in ("anyOf", "oneOf", "allOf", "prefixItems") and isinstance(value, list):
+            out[key] = [compact_schema(sub) for sub in value]
+        elif key in ("items", "not"):
+            out[key] = compact_schema(value)
+        else:
+            out[key] = value
+    return out
 
 
 def compact_tool(tool: dict[str, Any]) -> dict[str, Any]:
@@ -75,7 +89,7 @@ def compact_tool(tool: dict[str, Any]) -> dict[str, Any]:
     compact: dict[str, Any] = {"name": fn["name"]}
     if fn.get("description"):
         compact["description"] = fn["description"]
-    compact["parameters"] = _strip_noise(fn.get("parameters") or {"type": "object"})
+    compact["parameters"] = compact_schema(fn.get("parameters") or {"type": "object"})
     return {"type": "function", "function": compact}
 
 
@@ -84,23 +98,16 @@ def _render_call(call: ToolCall) -> str:
     return f"<tool_call>\n{_clean(body)}\n</tool_call>"
 
 
-def render_prompt(messages: list[BaseMessage], tools: list[dict[str, Any]] | None = None) -> str:
-    """Render messages (and OpenAI-format tools) as a Qwen2.5 ChatML prompt ending in an
-    open assistant turn, exactly as the GGUF's own chat template would."""
-    system = DEFAULT_SYSTEM
-    rest = messages
+def _system_head(messages: list[BaseMessage]) -> tuple[str, list[BaseMessage]]:
     if messages and isinstance(messages[0], SystemMessage):
-        system = _clean(message_text(messages[0]))
-        rest = messages[1:]
-    out = ["<|im_start|>system\n", system]
-    if tools:
-        out.append(TOOLS_PREAMBLE)
-        for tool in tools:
-            out.append("\n" + _clean(json.dumps(compact_tool(tool), ensure_ascii=False)))
-        out.append(TOOLS_POSTAMBLE)
-    out.append("<|im_end|>\n")
+        return _clean(message_text(messages[0])), messages[1:]
+    return DEFAULT_SYSTEM, messages
+
+
+def _render_turns(messages: list[BaseMessage]) -> str:
+    out: list[str] = []
     in_tool_turn = False
-    for message in rest:
+    for message in messages:
         if isinstance(message, ToolMessage):
             # Consecutive tool results share one user turn, as in the template.
             if not in_tool_turn:
@@ -118,115 +125,61 @@ def render_prompt(messages: list[BaseMessage], tools: list[dict[str, Any]] | Non
             out.append("<|im_start|>assistant\n" + "\n".join(pieces) + "<|im_end|>\n")
         elif isinstance(message, SystemMessage):
             out.append(f"<|im_start|>system\n{text}<|im_end|>\n")
-        elif isinstance(message, HumanMessage):
-            out.append(f"<|im_start|>user\n{text}<|im_end|>\n")
-        else:  # ChatMessage and friends: keep the text, speak as the user
+        else:  # Human, and ChatMessage and friends: keep the text, speak as the user
             out.append(f"<|im_start|>user\n{text}<|im_end|>\n")
     if in_tool_turn:
         out.append("<|im_end|>\n")
+    return "".join(out)
+
+
+def render_prompt(messages: list[BaseMessage], tools: list[dict[str, Any]] | None = None) -> str:
+    """Render messages and OpenAI-format tools as a Qwen2.5 ChatML prompt that ends in an
+    open assistant turn, as the GGUF's own chat template would."""
+    system, rest = _system_head(messages)
+    out = ["<|im_start|>system\n", system]
+    if tools:
+        out.append(TOOLS_PREAMBLE)
+        for tool in tools:
+            out.append("\n" + _clean(json.dumps(compact_tool(tool), ensure_ascii=False)))
+        out.append(TOOLS_POSTAMBLE + PLAIN_ANSWER_HINT)
+    out.append("<|im_end|>\n")
+    out.append(_render_turns(rest))
     out.append("<|im_start|>assistant\n")
     return "".join(out)
 
 
-def _literal(text: str) -> str:
-    return json.dumps(text)  # a JSON string literal is also a valid GBNF literal
+def render_answer_prompt(messages: list[BaseMessage]) -> str:
+    """Render a conversation that ends in tool results as a question with its results.
 
-
-def _arguments_rules(converter: Any, schema: dict[str, Any], name: str) -> str:
-    """Add GBNF rules for one tool's arguments; fall back to any JSON object if the schema
-    uses features llama.cpp's converter does not handle (the tool validates args anyway)."""
-    from llama_cpp.llama_grammar import PRIMITIVE_RULES
-
-    try:
-        resolved = converter.resolve_refs(_strip_noise(schema), name)
-        return str(converter.visit(resolved, name))
-    except Exception:
-        return str(converter._add_primitive("object", PRIMITIVE_RULES["object"]))
-
-
-def build_grammar(tools: list[dict[str, Any]], choice: str | None) -> str | None:
-    """A GBNF grammar for one turn, or None when the output is unconstrained.
-
-    `choice` is "auto" (tool calls or a plain-text answer), "required" (at least one call of
-    any tool), a tool name (a call of that tool), or "none". Calls take Qwen's trained form
-    `<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>`; the model decides between
-    calling and answering from its first token, and plain text streams as it is generated.
+    Measured on this model: with the tool schemas in the prompt it answers a tool result by
+    calling the tool again or by explaining how to call it; without them, in Qwen's
+    `<tool_response>` turns, it ignores a second result. Restated as one user turn, "question +
+    results + answer the question", it answered all three test conversations correctly (one
+    status result; a status then a log result; an application list).
     """
-    if not tools or choice == "none":
-        return None
-    from llama_cpp.llama_grammar import SchemaConverter
-
-    converter = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
-    alternatives = []
-    for i, tool in enumerate(tools):
-        fn = tool["function"]
-        if choice not in ("auto", "required") and fn["name"] != choice:
-            continue
-        args = _arguments_rules(converter, fn.get("parameters") or {}, f"call{i}-args")
-        head = _literal('{"name": ' + json.dumps(fn["name"]) + ', "arguments": ')
-        alternatives.append(f'{head} {args} "}}"')
-    if not alternatives:
-        raise ValueError(f"tool_choice names {choice!r}, which is not among the bound tools")
-    rules = dict(converter._rules)
-    rules["call"] = '"<tool_call>\\n" ( ' + " | ".join(alternatives) + ' ) "\\n</tool_call>"'
-    rules["calls"] = f'call ( "\\n" call ){{0,{MAX_PARALLEL_CALLS - 1}}}'
-    if choice == "auto":
-        # Free text may not open with "<" or "{": those would be a malformed call.
-        rules["answer"] = "[^<{ \\t\\n] [^\\x00]*"
-        rules["root"] = "calls | answer"
-    else:
-        rules["root"] = "calls"
-    return "\n".join(f"{name} ::= {rule}" for name, rule in rules.items())
-
-
-def new_call_id() -> str:
-    """An id in the OpenAI style, unique per call."""
-    return f"call_{uuid.uuid4().hex}"
-
-
-@dataclass
-class ParsedOutput:
-    """What the model said: answer text plus any tool calls it made."""
-
-    content: str
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    invalid_tool_calls: list[InvalidToolCall] = field(default_factory=list)
-
-
-def _as_call(raw: str) -> ToolCall | InvalidToolCall:
-    try:
-        data = json.loads(raw)
-        if not isinstance(data, dict) or not isinstance(data.get("name"), str):
-            raise ValueError("a tool call needs a string 'name'")
-        args = data.get("arguments", data.get("parameters", {}))
-        if isinstance(args, str):  # some fine-tunes double-encode arguments
-            args = json.loads(args)
-        if not isinstance(args, dict):
-            raise ValueError("tool call arguments must be a JSON object")
-    except ValueError as exc:
-        return InvalidToolCall(
-            type="invalid_tool_call", name=None, args=raw, id=new_call_id(), error=str(exc)
-        )
-    return ToolCall(type="tool_call", name=data["name"], args=args, id=new_call_id())
-
-
-def parse_output(text: str) -> ParsedOutput:
-    """Split generated text into answer text and `<tool_call>` blocks.
-
-    A bare `{"name": ..., "arguments": ...}` with no tags also counts as a call: without a
-    grammar (tool_choice "none" or a model file of our choosing) Qwen sometimes drops the tags.
-    """
-    calls: list[ToolCall] = []
-    invalid: list[InvalidToolCall] = []
-    for raw in _CALL_BLOCK.findall(text):
-        parsed = _as_call(raw)
-        if parsed.get("type") == "tool_call":
-            calls.append(parsed)  # type: ignore[arg-type]
-        else:
-            invalid.append(parsed)  # type: ignore[arg-type]
-    content = _CALL_BLOCK.sub("", text).strip()
-    if not calls and not invalid and content.startswith("{") and '"name"' in content:
-        parsed = _as_call(content)
-        if parsed.get("type") == "tool_call":
-            return ParsedOutput(content="", tool_calls=[parsed])  # type: ignore[list-item]
-    return ParsedOutput(content=content, tool_calls=calls, invalid_tool_calls=invalid)
+    system, rest = _system_head(messages)
+    last_human = max((i for i, m in enumerate(rest) if isinstance(m, HumanMessage)), default=-1)
+    earlier, current = rest[: max(last_human, 0)], rest[last_human + 1 :]
+    question = _clean(message_text(rest[last_human])) if last_human >= 0 else ""
+    calls = {c["id"]: c for m in current if isinstance(m, AIMessage) for c in m.tool_calls}
+    results = []
+    for message in current:
+        if isinstance(message, ToolMessage):
+            call = calls.get(message.tool_call_id)
+            head = (
+                f"{call['name']}({json.dumps(call['args'], ensure_ascii=False)}) returned:\n"
+                if call
+                else ""
+            )
+            body = _clean(message_text(message))
+            results.append(f"<tool_response>\n{_clean(head)}{body}\n</tool_response>")
+    ask = (
+        f"{question}\n\nResults of the functions called to answer this:\n"
+        + "\n".join(results)
+        + "\n\nAnswer the question using these results."
+    )
+    return (
+        f"<|im_start|>system\n{system}<|im_end|>\n"
+        + _render_turns(earlier)
+        + f"<|im_start|>user\n{ask.lstrip()}<|im_end|>\n<|im_start|>assistant\n"
+    )

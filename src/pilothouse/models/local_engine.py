@@ -1,0 +1,291 @@
+"""The in-process llama.cpp runtime behind the local chat model.
+
+One `Llama` per (file, context size) is loaded lazily and shared by every chat model instance,
+because loading costs ~1.5 s and 1.9 GiB. llama.cpp contexts are not thread safe, so callers
+hold `LocalEngine.lock` for a whole turn (which may take two generations). Prompt processing is
+the slow part on CPU (~90 tokens/s), so the engine keeps the KV cache of the last prompt and, when
+a turn switches to a different prompt, snapshots the old one so the next turn can resume it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import codecs
+import contextlib
+import ctypes
+import io
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pilothouse.errors import ConfigurationError, ModelProviderError
+
+# Keep this many tokens free for the answer before calling a prompt too long.
+MIN_ANSWER_TOKENS = 256
+# Snapshot the KV cache before discarding at least this many cached tokens.
+SNAPSHOT_MIN_TOKENS = 128
+SNAPSHOT_BUDGET_BYTES = 512 * 2**20
+_IM_START = "<|im_start|>"
+
+
+class ContextOverflowError(ModelProviderError):
+    """The rendered prompt does not fit the local model's context window."""
+
+    def __init__(self, prompt_tokens: int, context_tokens: int, reserved: int) -> None:
+        super().__init__(
+            f"The prompt of {prompt_tokens} tokens plus {reserved} tokens reserved for the answer "
+            f"exceeds the context window of {context_tokens} tokens.",
+            hint="Shorten the conversation or raise PILOTHOUSE_LOCAL_CONTEXT_TOKENS.",
+        )
+        self.prompt_tokens = prompt_tokens
+        self.context_tokens = context_tokens
+
+
+@dataclass
+class GenerationStats:
+    """Filled in by `LocalEngine.generate` as it runs."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str = "stop"
+
+
+def _import_llama() -> Any:
+    try:
+        import llama_cpp
+    except ImportError as exc:  # the sdist build failed or was skipped
+        raise ConfigurationError(
+            f"The local model runtime is not installed ({exc}).",
+            hint="pip install 'llama-cpp-python>=0.3.16,<0.4' (compiles llama.cpp, ~14 min).",
+        ) from None
+    return llama_cpp
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+class LocalEngine:
+    """A loaded GGUF model with a lock, KV snapshots and a streaming token loop."""
+
+    def __init__(self, path: Path, n_ctx: int, n_threads: int | None) -> None:
+        self.path = path
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or os.cpu_count() or 1
+        self.lock = threading.Lock()
+        self._llama: Any = None
+        self._snapshots: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
+        self._snapshots_ok = True
+        self._grammars: dict[str, Any] = {}
+
+    @property
+    def llama(self) -> Any:
+        """The `llama_cpp.Llama`, loaded on first use."""
+        if self._llama is None:
+            llama_cpp = _import_llama()
+            try:
+                self._llama = llama_cpp.Llama(
+                    str(self.path),
+                    n_ctx=self.n_ctx,
+                    n_threads=self.n_threads,
+                    n_threads_batch=self.n_threads,
+                    verbose=False,
+                )
+            except (ValueError, OSError) as exc:
+                raise ConfigurationError(
+                    f"llama.cpp could not load {self.path}: {exc}",
+                    hint="Delete the file to have it re-assembled, or check "
+                    "PILOTHOUSE_LOCAL_MODEL_PATH.",
+                ) from exc
+        return self._llama
+
+    def tokenize(self, prompt: str) -> list[int]:
+        """Prompt tokens, with ChatML markers parsed as special tokens."""
+        return list(self.llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
+
+    def _grammar(self, text: str) -> Any:
+        """A `LlamaGrammar`, parsed once by llama.cpp up front: an invalid grammar makes
+        llama-cpp-python add a NULL sampler and crash the process instead of raising."""
+        if text not in self._grammars:
+            llama_cpp = _import_llama()
+            vocab = self.llama._model.vocab
+            sampler = llama_cpp.llama_sampler_init_grammar(vocab, text.encode(), b"root")
+            if not sampler:
+                raise ValueError("llama.cpp rejected the tool-call grammar")
+            llama_cpp.llama_sampler_free(sampler)
+            if len(self._grammars) > 32:
+                self._grammars.clear()
+            self._grammars[text] = llama_cpp.LlamaGrammar.from_string(text, verbose=False)
+        return self._grammars[text]
+
+    # -- KV snapshots ------------------------------------------------------------------------
+    # These use llama-cpp-python's `input_ids`/`n_tokens` bookkeeping (pinned <0.4 in
+    # pyproject) with llama.cpp's per-sequence state API. Any failure disables them: they are
+    # an optimization, never a reason to fail a turn.
+
+    def _snapshot(self) -> None:
+        llama_cpp = _import_llama()
+        llm = self.llama
+        size = llama_cpp.llama_state_seq_get_size(llm._ctx.ctx, 0)
+        buf = (ctypes.c_uint8 * size)()
+        written = llama_cpp.llama_state_seq_get_data(llm._ctx.ctx, buf, size, 0)
+        key = tuple(int(t) for t in llm.input_ids[: llm.n_tokens])
+        self._snapshots[key] = bytes(buf)[:written]
+        self._snapshots.move_to_end(key)
+        while sum(len(v) for v in self._snapshots.values()) > SNAPSHOT_BUDGET_BYTES:
+            self._snapshots.popitem(last=False)
+
+    def _restore(self, key: tuple[int, ...]) -> None:
+        llama_cpp = _import_llama()
+        llm = self.llama
+        data = self._snapshots[key]
+        buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+        if not llama_cpp.llama_state_seq_set_data(llm._ctx.ctx, buf, len(data), 0):
+            raise RuntimeError("llama_state_seq_set_data failed")
+        llm.input_ids[: len(key)] = key
+        llm.n_tokens = len(key)
+        # The logits in memory belong to another prompt: generate() must decode at least one
+        # token before sampling, which it does when this flag is set.
+        llm._requires_eval = True
+        self._snapshots.move_to_end(key)
+
+    def _reuse_best_prefix(self, tokens: list[int]) -> None:
+        if not self._snapshots_ok:
+            return
+        llm = self.llama
+        try:
+            cached = [int(t) for t in llm.input_ids[: llm.n_tokens]]
+            current = _common_prefix(cached, tokens)
+            if len(cached) - current >= SNAPSHOT_MIN_TOKENS:
+                self._snapshot()
+            best, best_len = None, current
+            for key in self._snapshots:
+                shared = _common_prefix(key, tokens)
+                if shared > best_len + SNAPSHOT_MIN_TOKENS // 4:
+                    best, best_len = key, shared
+            if best is not None:
+                self._restore(best)
+        except Exception:
+            self._snapshots_ok = False
+            self._snapshots.clear()
+            llm.reset()  # KV state unknown: start clean rather than decode on garbage
+
+    # -- generation --------------------------------------------------------------------------
+
+    def generate(
+        self,
+        prompt: str,
+        *,
+        stats: GenerationStats,
+        max_tokens: int,
+        temperature: float = 0.0,
+        grammar: str | None = None,
+        stop: Sequence[str] = (),
+        should_stop: Callable[[], bool] | None = None,
+    ) -> Iterator[str]:
+        """Yield the answer text piece by piece; the caller must hold `self.lock`.
+
+        Raises `ContextOverflowError` before decoding anything if the prompt does not fit.
+        """
+        llama_cpp = _import_llama()
+        llm = self.llama
+        tokens = self.tokenize(prompt)
+        reserve = min(max_tokens, MIN_ANSWER_TOKENS)
+        if len(tokens) + reserve > self.n_ctx:
+            raise ContextOverflowError(len(tokens), self.n_ctx, reserve)
+        budget = min(max_tokens, self.n_ctx - len(tokens))
+        compiled = self._grammar(grammar) if grammar else None
+        self._reuse_best_prefix(tokens)
+        stats.prompt_tokens, stats.completion_tokens, stats.finish_reason = len(tokens), 0, "length"
+        vocab = llm._model.vocab
+        im_start = llm.tokenize(_IM_START.encode(), add_bos=False, special=True)[0]
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        hold = max((len(s) for s in stop), default=1) - 1
+        text, sent = "", 0
+        for token in llm.generate(tokens, temp=temperature, grammar=compiled, reset=True):
+            if llama_cpp.llama_vocab_is_eog(vocab, token) or token == im_start:
+                stats.finish_reason = "stop"
+                break
+            stats.completion_tokens += 1
+            text += decoder.decode(llm.detokenize([token], special=True))
+            hit = min((i for s in stop if (i := text.find(s, sent)) >= 0), default=-1)
+            if hit >= 0:
+                text = text[:hit]
+                stats.finish_reason = "stop"
+                break
+            if len(text) - hold > sent:  # hold back what might be the start of a stop string
+                yield text[sent : len(text) - hold]
+                sent = len(text) - hold
+            if stats.completion_tokens >= budget:
+                break
+            if should_stop is not None and should_stop():
+                stats.finish_reason = "stop"
+                break
+        text += decoder.decode(b"", final=True)
+        if len(text) > sent:
+            yield text[sent:]
+
+
+_ENGINES: dict[tuple[str, int], LocalEngine] = {}
+_ENGINES_LOCK = threading.Lock()
+_VOCABS: dict[str, Any] = {}
+
+
+def shared_engine(path: Path | str, n_ctx: int, n_threads: int | None = None) -> LocalEngine:
+    """The process-wide engine for (file, context size); the model loads on first use."""
+    key = (str(Path(path).resolve()), n_ctx)
+    with _ENGINES_LOCK:
+        engine = _ENGINES.get(key)
+        if engine is None:
+            engine = _ENGINES[key] = LocalEngine(Path(key[0]), n_ctx, n_threads)
+        return engine
+
+
+@atexit.register
+def _close_all() -> None:
+    """Free llama.cpp models while the interpreter is still whole: left to module teardown,
+    `Llama.__del__` runs after llama_cpp's globals are gone and prints a traceback."""
+    for engine in list(_ENGINES.values()):
+        # Never free a model under a generation still running in some thread.
+        if engine._llama is not None and engine.lock.acquire(timeout=5):
+            engine._llama.close()
+            engine._llama = None
+            engine.lock.release()
+    for vocab in list(_VOCABS.values()):
+        vocab.close()
+    _VOCABS.clear()
+
+
+def vocab_model(path: Path | str) -> Any:
+    """A vocabulary-only `Llama` for `path` (~0.5 s to load, no weights), shared."""
+    key = str(Path(path).resolve())
+    with _ENGINES_LOCK:
+        vocab = _VOCABS.get(key)
+        if vocab is None:
+            llama_cpp = _import_llama()
+            # A vocabulary-only load makes llama.cpp warn "n_ctx_seq (512) > n_ctx_train (0)",
+            # and llama-cpp-python maps that warning to ERROR so `verbose=False` still prints
+            # it: a meaningless alarm on every CLI start. Its log callback writes to sys.stderr.
+            with contextlib.redirect_stderr(io.StringIO()):
+                vocab = llama_cpp.Llama(key, vocab_only=True, verbose=False)
+            _VOCABS[key] = vocab
+        return vocab
+
+
+def local_token_counter(path: Path | str) -> Callable[[str], int]:
+    """Count tokens of plain text exactly as the local model does (~166k tokens/s)."""
+    vocab = vocab_model(path)
+
+    def count(text: str) -> int:
+        return len(vocab.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    return count
