@@ -85,11 +85,25 @@ def server_for(tmp_path: Path, embeddings: MiniLMEmbeddings) -> ServerFor:
 async def test_tools_and_their_schemas(server_for: ServerFor, repo: Path) -> None:
     async with Client(server_for(repo)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == {"index_directory", "retrieve_code_context"}
+    assert set(tools) == {"index_directory", "retrieve_code_context", "find_named_code"}
     retrieve = tools["retrieve_code_context"].input_schema
     assert retrieve["required"] == ["query"]
     assert set(retrieve["properties"]) == {"query", "k", "path_filter"}
     assert "ctx" not in tools["index_directory"].input_schema["properties"]
+
+
+async def test_find_named_code_returns_the_named_symbol_with_its_lines(
+    server_for: ServerFor, repo: Path
+) -> None:
+    async with Client(server_for(repo)) as client:
+        before = payload(await client.call_tool("find_named_code", {"question": "x"}))
+        await client.call_tool("index_directory", {})
+        found = payload(await client.call_tool(
+            "find_named_code", {"question": "Why does allow_request refuse clients?"}))
+    assert before == {"items": [], "note": "not indexed yet"}
+    top = found["items"][0]
+    assert top["path"] == "limits.py" and top["symbol"].endswith("allow_request")
+    assert "def allow_request" in top["text"] and top["start_line"] <= 4 <= top["end_line"]
 
 
 async def test_retrieve_indexes_the_default_root_on_first_use(

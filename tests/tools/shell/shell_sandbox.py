@@ -13,6 +13,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -36,15 +37,23 @@ def bwrap_argv(workspace: Path, canary_dir: Path, command: list[str]) -> list[st
     """The bubblewrap command line the server runs under.
 
     `--tmpfs /tmp` comes before the binds because pytest's tmp dirs live under /tmp: binding
-    first and then mounting a tmpfs over /tmp would hide them.
+    first and then mounting a tmpfs over /tmp would hide them. A checkout (or its venv) that
+    itself lives under /tmp, as CI clones may, is bound back read-only so the server can start.
     """
+    code = [arg for path in _code_under_tmp() for arg in ("--ro-bind", path, path)]
     return [
         *_bwrap_base(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-        "--tmpfs", "/tmp", "--bind", str(workspace), str(workspace),
+        "--tmpfs", "/tmp", *code, "--bind", str(workspace), str(workspace),
         "--bind", str(canary_dir), str(canary_dir), "--unshare-pid", "--unshare-ipc",
         "--unshare-net", "--die-with-parent", "--cap-drop", "ALL", "--new-session",
         "--chdir", str(workspace), "--", *command,
     ]  # fmt: skip
+
+
+def _code_under_tmp() -> list[str]:
+    """The checkout and the interpreter's environment, where they sit under /tmp."""
+    paths = {Path(__file__).resolve().parents[3], Path(sys.prefix).resolve()}
+    return sorted(str(p) for p in paths if p.is_relative_to("/tmp"))
 
 
 @functools.cache
