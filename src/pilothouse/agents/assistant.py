@@ -17,6 +17,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
+from pilothouse.errors import ConfigurationError, UserInputError
 from pilothouse.models.registry import ModelSetup, setup_model
 from pilothouse.observability.memory import MemoryBudget
 from pilothouse.runtime.builder import build_agent
@@ -29,6 +30,7 @@ GENERAL_PROMPT = (
 )
 
 ProgressCallback = Callable[[str, int, int], None]
+AGENT_CHOICES = ("auto", "argocd", "devops")
 
 
 @dataclass
@@ -47,8 +49,16 @@ async def open_assistant(
     *,
     model: ModelSetup | None = None,
     progress: ProgressCallback | None = None,
+    agent: str = "auto",
 ) -> AsyncIterator[Assistant]:
-    """Open the configured assistant with a durable checkpointer; close everything on exit."""
+    """Open an assistant with a durable checkpointer; close everything on exit.
+
+    `agent` picks the specialist: "argocd", "devops", or "auto" (Argo CD when ARGOCD_URL is
+    set, else a general assistant without tools).
+    """
+    if agent not in AGENT_CHOICES:
+        raise UserInputError(f"Unknown agent {agent!r}.", hint="Choose one of "
+                             + ", ".join(AGENT_CHOICES) + ".")
     async with AsyncExitStack() as stack:
         if model is None:
             model = setup_model(settings, progress=(
@@ -56,10 +66,18 @@ async def open_assistant(
             ) if progress else None)
         checkpointer = await stack.enter_async_context(open_checkpointer(settings))
         toolkit = Toolkit(name="pilothouse", prompt=GENERAL_PROMPT)
-        if settings.argocd_url:
+        if agent == "argocd" or (agent == "auto" and settings.argocd_url):
+            if not settings.argocd_url:
+                raise ConfigurationError("The Argo CD agent needs ARGOCD_URL.",
+                                         hint="Set ARGOCD_URL and ARGOCD_TOKEN, or run "
+                                              "`pilothouse sandbox argocd` for a sandbox.")
             from pilothouse.agents.argocd import open_argocd_toolkit
 
             toolkit = await stack.enter_async_context(open_argocd_toolkit(settings))
+        elif agent == "devops":
+            from pilothouse.agents.devops import open_devops_toolkit
+
+            toolkit = await stack.enter_async_context(open_devops_toolkit(settings))
         graph = build_agent(
             settings, model, tools=toolkit.tools, system_prompt=toolkit.prompt,
             checkpointer=checkpointer, name=toolkit.name, approvals=toolkit.approvals,

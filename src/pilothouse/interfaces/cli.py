@@ -74,13 +74,18 @@ def fail(error: PilothouseError, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
-async def _ask(settings: Settings, question: str, thread: str, as_json: bool) -> int:
+AgentOption = Annotated[str, typer.Option(
+    "--agent", help="auto (Argo CD when ARGOCD_URL is set), argocd or devops.")]
+
+
+async def _ask(settings: Settings, question: str, thread: str, as_json: bool,
+               agent: str = "auto") -> int:
     from pilothouse.agents.assistant import open_assistant
 
     printer = EventPrinter(out, err, as_json=as_json)
     with progress_bar(err) as progress:
-        async with open_assistant(settings, progress=progress) as assistant:
-            conversation = Conversation(assistant.graph, thread)
+        async with open_assistant(settings, progress=progress, agent=agent) as assistant:
+            conversation = Conversation(assistant.graph, thread, assistant.name)
             failed = False
             async for event in conversation.ask(question):
                 if as_json:
@@ -88,6 +93,11 @@ async def _ask(settings: Settings, question: str, thread: str, as_json: bool) ->
                 else:
                     printer.show(event)
                 failed = failed or event.kind == "error"
+            waiting = bool(await conversation.pending())
+    if waiting:
+        err.print("[yellow]This run is waiting for your approval.[/] Approve or reject it with "
+                  f"`pilothouse chat --thread {thread}`.")
+        return 3
     if not as_json:
         err.print(f"[dim]thread: {thread}  (continue with --thread {thread})[/]")
     return 1 if failed else 0
@@ -98,20 +108,21 @@ def ask(
     question: Annotated[str, typer.Argument(help="The question or task.")],
     thread: Annotated[str | None, typer.Option(help="Continue this conversation.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
+    agent: AgentOption = "auto",
 ) -> None:
-    """Ask one question, print the answer and exit (0 on success)."""
+    """Ask one question, print the answer and exit: 0 answered, 1 failed, 3 awaits approval."""
     settings = load_settings()
-    raise typer.Exit(run_async(settings, _ask(settings, question, thread or uuid.uuid4().hex[:12],
-                                               as_json)))
+    thread_id = thread or uuid.uuid4().hex[:12]
+    raise typer.Exit(run_async(settings, _ask(settings, question, thread_id, as_json, agent)))
 
 
-async def _chat(settings: Settings, thread: str) -> None:
+async def _chat(settings: Settings, thread: str, agent: str) -> None:
     from pilothouse.agents.assistant import open_assistant
 
     printer = EventPrinter(out, err, as_json=False)
     with progress_bar(err) as progress:
-        async with open_assistant(settings, progress=progress) as assistant:
-            conversation = Conversation(assistant.graph, thread)
+        async with open_assistant(settings, progress=progress, agent=agent) as assistant:
+            conversation = Conversation(assistant.graph, thread, assistant.name)
             err.print(f"[bold]Pilothouse[/] ({assistant.model.name}, window "
                       f"{assistant.model.window.tokens:,} tokens, {len(assistant.tools)} tools). "
                       "Type /exit to leave.")
@@ -125,16 +136,31 @@ async def _chat(settings: Settings, thread: str) -> None:
                 if question.strip():
                     async for event in conversation.ask(question):
                         printer.show(event)
+                    await _answer_approvals(conversation, printer)
     err.print(f"[dim]thread: {thread}[/]")
+
+
+async def _answer_approvals(conversation: Conversation, printer: EventPrinter) -> None:
+    """Ask the person about each pending approval and continue the run with the decision."""
+    while pending := await conversation.pending():
+        value = pending[0].data.get("value") or {}
+        what = value.get("description") or f"{value.get('name')} {value.get('args')}"
+        err.print(f"[yellow]Approval needed:[/] {what}")
+        answer = (await asyncio.to_thread(input, "approve? [y/N/reason to reject] ")).strip()
+        decision: dict[str, Any] = {"type": "approve"} if answer.lower() in {"y", "yes"} else {
+            "type": "reject", "message": answer or "The user declined."}
+        async for event in conversation.decide(decision, pending[0].data.get("id")):
+            printer.show(event)
 
 
 @app.command()
 def chat(
     thread: Annotated[str | None, typer.Option(help="Continue this conversation.")] = None,
+    agent: AgentOption = "auto",
 ) -> None:
-    """Chat interactively (the conversation is saved; resume it with --thread)."""
+    """Chat interactively; approvals are asked inline (resume later with --thread)."""
     settings = load_settings()
-    run_async(settings, _chat(settings, thread or uuid.uuid4().hex[:12]))
+    run_async(settings, _chat(settings, thread or uuid.uuid4().hex[:12], agent))
 
 
 @app.command()
