@@ -15,6 +15,7 @@ from langgraph.types import Command
 from pilothouse.agents.argocd_prompt import ARGOCD_SYSTEM_PROMPT
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
+from pilothouse.runtime.tool_first import ToolFirstMiddleware
 from pilothouse.tools.argocd.connection import stdio_parameters
 from pilothouse.tools.mcp_connect import open_mcp_tools
 
@@ -68,4 +69,5 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
             tools=tools,
             approvals={"sync_application": SYNC_APPROVAL},
             after_approval=[SyncApprovedMiddleware()],
+            extra_middleware=[ToolFirstMiddleware()],
         )

@@ -54,6 +54,9 @@ def salience(unit: Sequence[BaseMessage]) -> float:
     return score
 
 
+_NAMELIKE = re.compile(r"[-_/.\d]")
+
+
 def terms(text: str) -> list[str]:
     """Lower-case content words; names like payments-api and src/app.py stay whole."""
     return [w for w in (m.group(0).lower().rstrip(".-/") for m in _WORD.finditer(text))
@@ -95,11 +98,16 @@ def find_links(question: str, units: Sequence[Sequence[BaseMessage]], limit: int
         results = [m for m in unit if isinstance(m, ToolMessage)]
         if not results:
             continue
-        shared = wanted & set(terms(unit_text(unit)))
+        # Only names link turns (payments-api, src/app.py, v2.3): sharing an ordinary word
+        # like "degraded" makes a new question, not a follow-up.
+        shared = {t for t in wanted & set(terms(unit_text(unit))) if _NAMELIKE.search(t)}
         if not shared and not refers_back:
             continue
         strength = len(shared) + (0.5 if refers_back else 0) + index / (10 * len(units))
-        links.append((strength, Link(index, tuple(sorted(shared))[:6], results[0].name)))
+        names = {c["id"]: c["name"] for m in unit if isinstance(m, AIMessage)
+                 for c in m.tool_calls}
+        tool = results[0].name or names.get(results[0].tool_call_id)
+        links.append((strength, Link(index, tuple(sorted(shared))[:6], tool)))
     if not any(link.shared for _, link in links):
         # With no shared names, a reference word points at the most recent result only.
         links = sorted(links, key=lambda pair: pair[1].index)[-1:]

@@ -62,6 +62,14 @@ async def list_applications(client: ArgoCDClient, *, page: int = 1, page_size: i
     filters = {k: v for k, v in (("project", project), ("sync_status", sync),
                                  ("health_status", health), ("selector", selector)) if v}
     extra: dict[str, Any] = {"filters": filters} if filters else {}
+    if filters and window.total == 0:
+        # A common miss: "production" is an environment label, not a project.
+        terms = " ".join(str(v) for k, v in filters.items() if k in ("project", "selector"))
+        extra["suggestion"] = (
+            "Nothing matches these filters. Projects are exact names; environments and teams "
+            "are labels (selector env=production, team=payments). Or use "
+            f"search_argocd_resources(query={terms or 'name'!r}) to match names, labels, "
+            "namespaces and repos.")
     return window.answer({"health": counts(by_health), "sync": counts(by_sync)}, **extra)
 
 
