@@ -38,6 +38,7 @@ class Recorded:
     messages: list[BaseMessage]
     tools: list[dict[str, Any]]
     tokens: int
+    tool_choice: Any = None
 
 
 @dataclass
@@ -55,6 +56,7 @@ class ScriptedChatModel(BaseChatModel):
 
     script: Script
     bound_tools: list[dict[str, Any]] = Field(default_factory=list)
+    bound_tool_choice: Any = None
     window_tokens: int | None = None
     count_tokens: Callable[[Sequence[BaseMessage], list[dict[str, Any]]], int] | None = None
 
@@ -74,7 +76,8 @@ class ScriptedChatModel(BaseChatModel):
         return self.script.requests
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
-        return self.model_copy(update={"bound_tools": [convert_to_openai_tool(t) for t in tools]})
+        return self.model_copy(update={"bound_tools": [convert_to_openai_tool(t) for t in tools],
+                                       "bound_tool_choice": kwargs.get("tool_choice")})
 
     def _next_step(self, messages: list[BaseMessage]) -> AIMessage:
         script = self.script
@@ -101,7 +104,8 @@ class ScriptedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         tokens = self.count_tokens(messages, self.bound_tools) if self.count_tokens else 0
-        self.script.requests.append(Recorded(list(messages), list(self.bound_tools), tokens))
+        self.script.requests.append(
+            Recorded(list(messages), list(self.bound_tools), tokens, self.bound_tool_choice))
         if self.window_tokens is not None and tokens > self.window_tokens:
             raise ValueError(
                 f"Error code: 400 - This model's maximum context length is {self.window_tokens} "
