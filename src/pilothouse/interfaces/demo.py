@@ -41,7 +41,7 @@ def _argocd_sandbox(settings: Settings, err: Console) -> Iterator[Settings]:
 
 
 async def run_demo(settings: Settings, questions: list[str], out: Console, err: Console) -> int:
-    """Ask the demo questions in one conversation; 0 when every answer arrived."""
+    """Ask each demo question in a conversation of its own; 0 when every answer arrived."""
     printer = EventPrinter(out, err, as_json=False)
     failures = 0
     with _argocd_sandbox(settings, err) as demo_settings, progress_bar(err) as progress:
@@ -52,9 +52,13 @@ async def run_demo(settings: Settings, questions: list[str], out: Console, err: 
                       f"{assistant.model.window.tokens:,} tokens, counting with "
                       f"{assistant.model.counter.source}); agent: {assistant.name}, "
                       f"{len(assistant.tools)} tools")
-            conversation = Conversation(assistant.graph, f"demo-{uuid.uuid4().hex[:8]}")
-            for question in questions:
+            run = uuid.uuid4().hex[:8]
+            for number, question in enumerate(questions, start=1):
                 err.print(Rule(f"[bold]{question}"))
+                # Independent questions, independent conversations: the small local model
+                # otherwise copies the previous turn's tool arguments into the next question.
+                conversation = Conversation(assistant.graph, f"demo-{run}-{number}",
+                                            assistant.name)
                 async for event in conversation.ask(question):
                     printer.show(event)
                     failures += event.kind == "error"
