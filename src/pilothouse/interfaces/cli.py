@@ -17,6 +17,7 @@ from pilothouse.config import PROVIDERS, Settings
 from pilothouse.errors import PilothouseError
 from pilothouse.interfaces.operations import operations
 from pilothouse.interfaces.render import EventPrinter, progress_bar
+from pilothouse.interfaces.serve import serve_command
 from pilothouse.runtime.session import Conversation, event_as_json
 from pilothouse.sandbox.argocd.cli import sandbox_cli as argocd_sandbox_cli
 from pilothouse.sandbox.github.cli import sandbox_cli as github_sandbox_cli
@@ -48,6 +49,7 @@ sandbox_app.add_typer(argocd_sandbox_cli, name="argocd")
 sandbox_app.add_typer(github_sandbox_cli, name="github")
 app.add_typer(sandbox_app, name="sandbox")
 app.command("index")(index_command)
+app.command("serve")(serve_command)
 
 
 def load_settings() -> Settings:

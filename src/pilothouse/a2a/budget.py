@@ -1,0 +1,40 @@
+"""The answer budget: how many tokens a sub-agent's answer may take in the caller's context.
+
+The supervisor passes the budget along (the sub-agent is asked to be brief) and holds the
+answer to it with its own token counter (a sub-agent that ignores the request is cut), so one
+sub-agent cannot flood the supervisor's context.
+"""
+
+from __future__ import annotations
+
+from pilothouse.models.tokens import TokenCounter
+
+#: Request metadata key carrying the budget over A2A.
+BUDGET_METADATA_KEY = "answer_budget_tokens"
+
+
+def with_answer_budget(question: str, tokens: int | None) -> str:
+    """`question` plus the instruction to answer within `tokens` tokens."""
+    if not tokens:
+        return question
+    return (f"{question}\n\n(Answer in at most {tokens} tokens: one summary line, then only "
+            "the rows that matter; say how many more there are instead of listing them.)")
+
+
+def fit_to_budget(text: str, tokens: int, counter: TokenCounter, *, agent: str) -> str:
+    """`text` cut to at most `tokens` tokens (by `counter`), with a note saying so."""
+    total = counter.count_text(text)
+    if total <= tokens:
+        return text
+    note = (f"\n[... {agent}'s answer was cut to {tokens} of {total} tokens to protect the "
+            f"supervisor's context; ask {agent} a narrower question for the rest.]")
+    room = max(tokens - counter.count_text(note), 1)
+    # Binary search on characters: the longest prefix that fits the token budget.
+    low, high = 0, len(text)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if counter.count_text(text[:middle]) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    return text[:low].rstrip() + note

@@ -1,0 +1,64 @@
+"""Approvals as plain text: "approve" or "reject: reason" in, a readable request out.
+
+Over A2A an approval is a message like any other, so people and other agents answer it the
+same way. Both ends use these functions: the executor reads a decision, the remote sub-agent
+client writes one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+APPROVE_WORDS = frozenset({"approve", "approved", "yes", "y", "ok", "go", "go ahead"})
+REJECT_WORDS = frozenset({"reject", "rejected", "no", "n", "deny", "denied", "cancel"})
+REPLY_HINT = "Reply 'approve' to go ahead, or 'reject: <reason>' to stop it."
+
+# A decision word (trailing "." or "!" allowed), then optionally ": reason" / "- reason".
+_DECISION = re.compile(r"^\s*([a-z ]+?)[.!]*\s*(?:[:,-]\s*(.*?))?\s*$", re.IGNORECASE | re.DOTALL)
+
+
+def parse_decision(text: str) -> dict[str, Any] | None:
+    """`{"type": "approve"}` / `{"type": "reject", "message": ...}`, or None if neither."""
+    match = _DECISION.match(text)
+    if match is None:
+        return None
+    word, reason = match.group(1).lower(), (match.group(2) or "").strip()
+    if word in APPROVE_WORDS and not reason:
+        return {"type": "approve"}
+    if word in REJECT_WORDS:
+        return {"type": "reject", "message": reason or "Rejected by the user."}
+    return None
+
+
+def format_decision(decision: dict[str, Any]) -> str:
+    """The text that `parse_decision` reads back as `decision`."""
+    if decision.get("type") == "approve":
+        return "approve"
+    if decision.get("type") == "reject":
+        return f"reject: {decision.get('message') or 'Rejected by the user.'}"
+    raise ValueError(f"only approve and reject travel as text, not {decision.get('type')!r}")
+
+
+def describe_interrupt(value: Any) -> str:
+    """One line per action awaiting approval, from a human-in-the-loop interrupt value.
+
+    Reads both shapes of LangChain's gate: one action per interrupt (`interrupt_mode=
+    "per_call"`: name, args, description) and a batch (`action_requests`).
+    """
+    requests: list[dict[str, Any]] | None = None
+    if isinstance(value, dict) and "name" in value and "args" in value:
+        requests = [value]
+    elif isinstance(value, dict):
+        requests = value.get("action_requests")
+    if not requests:
+        return f"Approval needed: {json.dumps(value, default=str)[:400]}"
+    lines = []
+    for request in requests:
+        args = json.dumps(request.get("args", {}), default=str)
+        if len(args) > 300:
+            args = args[:297] + "..."
+        description = request.get("description") or "Run this action?"
+        lines.append(f"{description} {request.get('name', 'action')}({args})")
+    return "\n".join(lines)

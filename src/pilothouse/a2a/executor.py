@@ -1,0 +1,183 @@
+"""Run an agent graph for A2A tasks: one `Conversation` per context, events mapped to A2A.
+
+Context id = conversation (thread `<agent>:<context id>`, so agents sharing one checkpointer
+never mix threads). A turn maps its events: answer text -> the `answer` artifact (streamed
+chunks, then the whole answer), tool calls, results, context and plan actions -> `working`
+status updates, an approval -> `input-required` (the next message, "approve" or
+"reject: reason", answers it), an error -> `failed` with the message and what to do.
+
+Cancelling a task (a cancel request, a client that went away, a closed queue) cancels the run:
+the graph stops, so no further model calls are made, and any tool call the run left open gets
+its synthetic result in the stored conversation at once, not only at the next load.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.types.a2a_pb2 import TaskState
+from langchain_core.messages import RemoveMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.graph.state import CompiledStateGraph
+
+from pilothouse.a2a.budget import BUDGET_METADATA_KEY, with_answer_budget
+from pilothouse.a2a.decisions import REPLY_HINT, describe_interrupt, parse_decision
+from pilothouse.a2a.publisher import TaskPublisher
+from pilothouse.context.orphans import repair_tool_pairs
+from pilothouse.runtime.session import Conversation, Event
+
+log = logging.getLogger("pilothouse.a2a")
+
+
+async def resolve_open_tool_calls(conversation: Conversation) -> int:
+    """Give every tool call without a result its synthetic result; return how many."""
+    history = await conversation.history()
+    repaired, added, _ = repair_tool_pairs(history)
+    if added:
+        await conversation.graph.aupdate_state(
+            conversation.config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]})
+    return added
+
+
+class ConversationExecutor(AgentExecutor):
+    """The A2A side of one agent graph; `runs` holds the turns in flight by task id."""
+
+    def __init__(self, graph: CompiledStateGraph[Any, Any, Any, Any], *, agent: str) -> None:
+        self.graph = graph
+        self.agent = agent
+        self.runs: dict[str, asyncio.Task[None]] = {}
+
+    def conversation(self, context_id: str) -> Conversation:
+        return Conversation(self.graph, f"{self.agent}:{context_id}")
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        """Run one turn of the task's conversation and publish it."""
+        task_id, context_id = str(context.task_id), str(context.context_id)
+        publisher = TaskPublisher(event_queue, task_id, context_id, agent=self.agent)
+        if context.current_task is None and context.message is not None:
+            await publisher.open_task(context.message)
+        await publisher.status(TaskState.TASK_STATE_WORKING)
+        turn = Turn(self.conversation(context_id), context.get_user_input(),
+                    _budget(context.metadata.get(BUDGET_METADATA_KEY)))
+        run = asyncio.create_task(self._run(turn, publisher), name=f"a2a-{self.agent}-{task_id}")
+        self.runs[task_id] = run
+        try:
+            await run
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # execute itself was cancelled (server shutdown): the run went with it
+            # Only the run was cancelled: `cancel()` publishes the final status itself.
+        finally:
+            self.runs.pop(task_id, None)
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        """Stop the task's run, then mark it canceled (the queue is still open here)."""
+        task_id, context_id = str(context.task_id), str(context.context_id)
+        run = self.runs.get(task_id)
+        if run is not None and not run.done():
+            run.cancel()
+            await asyncio.wait([run])
+            log.info("Cancelled the run of task %s (%s agent).", task_id, self.agent)
+        elif run is not None and not run.cancelled():
+            return  # the turn ended on its own and published its final status
+        publisher = TaskPublisher(event_queue, task_id, context_id, agent=self.agent)
+        await publisher.status(TaskState.TASK_STATE_CANCELED, "The task was cancelled.")
+
+    async def _run(self, turn: Turn, publisher: TaskPublisher) -> None:
+        try:
+            await self._publish(turn, publisher)
+        except asyncio.CancelledError:
+            # Shielded: a second cancellation must not leave the calls open.
+            added = await asyncio.shield(resolve_open_tool_calls(turn.conversation))
+            if added:
+                log.info("Resolved %d open tool call(s) of cancelled task %s.", added,
+                         publisher.task_id)
+            raise
+        if publisher.closed:
+            await asyncio.shield(resolve_open_tool_calls(turn.conversation))
+
+    async def _publish(self, turn: Turn, publisher: TaskPublisher) -> None:
+        answer, error, approvals = "", None, []
+        async for event in turn.events():
+            if event.kind == "token":
+                await publisher.token(event.text)
+            elif event.kind == "answer":
+                answer = event.text
+            elif event.kind == "interrupt":
+                approvals.append(event.data.get("value"))
+            elif event.kind == "error":
+                error = event
+            else:
+                await publisher.status(TaskState.TASK_STATE_WORKING, _progress_text(event),
+                                       {"kind": event.kind, **_progress_data(event)})
+            if publisher.closed:
+                return  # nobody can hear the rest: leaving the loop closes the graph's stream
+        if error is not None:
+            await publisher.status(TaskState.TASK_STATE_FAILED, _error_text(error), error.data)
+        elif approvals:
+            if answer:
+                await publisher.answer(answer)
+            text = "\n".join(describe_interrupt(v) for v in approvals) + "\n" + REPLY_HINT
+            await publisher.status(TaskState.TASK_STATE_INPUT_REQUIRED, text,
+                                   {"kind": "approval", "requests": approvals})
+        else:
+            await publisher.answer(answer)
+            await publisher.status(TaskState.TASK_STATE_COMPLETED)
+
+
+@dataclass
+class Turn:
+    """One message to a conversation: a question, or the answer to a pending approval."""
+
+    conversation: Conversation
+    text: str
+    budget: int | None
+
+    async def events(self) -> AsyncIterator[Event]:
+        pending = await self.conversation.pending()
+        if not pending:
+            async for event in self.conversation.ask(with_answer_budget(self.text, self.budget)):
+                yield event
+            return
+        decision = parse_decision(self.text)
+        if decision is None:
+            # Still waiting: ask again rather than drop the approval.
+            for item in pending:
+                yield item
+            return
+        async for event in self.conversation.decide(decision):
+            yield event
+
+
+def _budget(value: Any) -> int | None:
+    try:
+        return int(value) if value else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _progress_text(event: Event) -> str:
+    if event.kind == "tool_call":
+        return f"Calling {event.text}"
+    if event.kind == "tool_result":
+        outcome = "failed" if event.data.get("status") == "error" else "returned"
+        return f"{event.data.get('name')} {outcome} ({event.data.get('chars', 0):,} chars)"
+    return f"{event.kind}: {event.text}"
+
+
+def _progress_data(event: Event) -> dict[str, Any]:
+    if event.kind == "tool_result":
+        return {**event.data, "preview": event.text[:200]}
+    return dict(event.data)
+
+
+def _error_text(event: Event) -> str:
+    hint = event.data.get("suggestion")
+    return f"{event.text} What to do: {hint}" if hint else event.text

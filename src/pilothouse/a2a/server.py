@@ -1,0 +1,100 @@
+"""Serve agent graphs over A2A with the SDK's route factories, each agent under its own path.
+
+`/a2a/<name>/` is an agent's base URL: its card at `.well-known/agent-card.json`, JSON-RPC at
+the base itself, the REST binding under `rest/`. `/.well-known/agent-card.json` at the root is
+the card of the entry agent (the supervisor, or the one agent served alone).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from a2a.server.routes import (
+    create_agent_card_routes,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
+from a2a.types.a2a_pb2 import AgentCard
+from langchain_core.tools import BaseTool
+from langgraph.graph.state import CompiledStateGraph
+from sqlalchemy.ext.asyncio import AsyncEngine
+from starlette.applications import Starlette
+from starlette.routing import BaseRoute, Mount
+
+from pilothouse.a2a.card import REST_SUFFIX, agent_card
+from pilothouse.a2a.executor import ConversationExecutor
+from pilothouse.a2a.handler import CancellingRequestHandler
+from pilothouse.a2a.publisher import install_queue_log_filter
+from pilothouse.a2a.store import agent_task_store
+
+
+@dataclass
+class ServedAgent:
+    """An opened agent graph and what its card says about it."""
+
+    name: str
+    description: str
+    graph: CompiledStateGraph[Any, Any, Any, Any]
+    tools: list[BaseTool] = field(default_factory=list)
+
+
+@dataclass
+class AgentEndpoint:
+    """One agent's A2A surface: card, executor, request handler and routes."""
+
+    agent: ServedAgent
+    path: str
+    card: AgentCard
+    executor: ConversationExecutor
+    handler: CancellingRequestHandler
+    routes: list[BaseRoute]
+
+
+def agent_path(name: str) -> str:
+    return f"/a2a/{name}"
+
+
+async def agent_endpoint(agent: ServedAgent, engine: AsyncEngine, public_url: str,
+                         ) -> AgentEndpoint:
+    """The endpoint of `agent`, its tasks kept in its own table of `engine`'s database."""
+    path = agent_path(agent.name)
+    card = agent_card(agent.name, agent.description, agent.tools,
+                      public_url.rstrip("/") + path + "/")
+    executor = ConversationExecutor(agent.graph, agent=agent.name)
+    store = await agent_task_store(engine, agent.name)
+    # A task parked waiting for an approval is released from memory after five idle minutes;
+    # the approval, when it comes, recreates it from the task store.
+    handler = CancellingRequestHandler(executor, store, card, agent=agent.name,
+                                       interrupted_task_timeout=300)
+    routes: list[BaseRoute] = [
+        *create_agent_card_routes(card),
+        *create_jsonrpc_routes(handler, rpc_url="/"),
+        Mount(f"/{REST_SUFFIX}", routes=create_rest_routes(handler)),
+    ]
+    return AgentEndpoint(agent, path, card, executor, handler, [Mount(path, routes=routes)])
+
+
+def a2a_app(endpoints: Sequence[AgentEndpoint], *, entry: str | None = None,
+            extra_routes: Sequence[BaseRoute] = ()) -> Starlette:
+    """A Starlette app serving every endpoint; `entry` names the agent of the root card."""
+    install_queue_log_filter()
+    routes: list[BaseRoute] = []
+    by_name = {e.agent.name: e for e in endpoints}
+    if entry is not None:
+        routes.extend(create_agent_card_routes(by_name[entry].card))
+    for endpoint in endpoints:
+        routes.extend(endpoint.routes)
+    routes.extend(extra_routes)
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            for endpoint in endpoints:
+                await endpoint.handler.aclose()
+
+    return Starlette(routes=routes, lifespan=lifespan)

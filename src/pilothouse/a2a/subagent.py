@@ -1,0 +1,118 @@
+"""A sub-agent as the supervisor sees it: ask a question, answer its approvals; in process or not.
+
+One interface, two implementations: `InProcessSubAgent` runs the agent's own graph in this
+process; `RemoteSubAgent` (in `remote.py`) talks A2A to a URL. The supervisor cannot tell them
+apart, so the same supervisor runs on one machine or across many. Neither raises for an agent
+that fails, hangs or is down: the reply says so (`state="failed"`), and the supervisor answers
+the rest of the question.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from langgraph.graph.state import CompiledStateGraph
+
+from pilothouse.a2a.budget import with_answer_budget
+from pilothouse.a2a.decisions import describe_interrupt
+from pilothouse.a2a.executor import resolve_open_tool_calls
+from pilothouse.runtime.session import Conversation, Event
+
+ReplyState = Literal["completed", "input_required", "failed"]
+
+
+@dataclass(frozen=True)
+class SubAgentReply:
+    """What a sub-agent said: an answer, a request for approval, or why there is none."""
+
+    agent: str
+    state: ReplyState
+    text: str
+
+
+class SubAgent(Protocol):
+    """The supervisor's handle on one specialist agent."""
+
+    name: str
+    description: str
+
+    async def ask(self, question: str, thread_id: str, *,
+                  budget_tokens: int | None = None) -> SubAgentReply:
+        """Ask in the sub-agent's conversation `thread_id`; never raises for agent failures."""
+        ...
+
+    async def waiting(self, thread_id: str) -> str | None:
+        """The approval the sub-agent is waiting for in `thread_id`, as text, or None."""
+        ...
+
+    async def decide(self, thread_id: str, decision: dict[str, Any]) -> SubAgentReply:
+        """Answer the pending approval ({"type": "approve"} or reject with a message)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        ...
+
+
+def unavailable(agent: str, reason: str) -> SubAgentReply:
+    """The reply for an agent that gave no answer: which agent, why, what the user can do."""
+    return SubAgentReply(agent, "failed", (
+        f"The {agent} agent is unavailable: {reason}. Its part of the answer is missing; "
+        f"answer the rest and tell the user to ask again about {agent} later."))
+
+
+class InProcessSubAgent:
+    """A sub-agent whose graph runs in this process (threads `<name>:<supervisor thread>`)."""
+
+    def __init__(self, name: str, description: str,
+                 graph: CompiledStateGraph[Any, Any, Any, Any], *,
+                 timeout_seconds: float = 180.0) -> None:
+        self.name = name
+        self.description = description
+        self.graph = graph
+        self.timeout_seconds = timeout_seconds
+
+    def _conversation(self, thread_id: str) -> Conversation:
+        return Conversation(self.graph, f"{self.name}:{thread_id}")
+
+    async def ask(self, question: str, thread_id: str, *,
+                  budget_tokens: int | None = None) -> SubAgentReply:
+        conversation = self._conversation(thread_id)
+        return await self._collect(conversation,
+                                   conversation.ask(with_answer_budget(question, budget_tokens)))
+
+    async def waiting(self, thread_id: str) -> str | None:
+        pending = await self._conversation(thread_id).pending()
+        return "\n".join(describe_interrupt(e.data.get("value")) for e in pending) or None
+
+    async def decide(self, thread_id: str, decision: dict[str, Any]) -> SubAgentReply:
+        conversation = self._conversation(thread_id)
+        return await self._collect(conversation, conversation.decide(decision))
+
+    async def aclose(self) -> None:
+        return None
+
+    async def _collect(self, conversation: Conversation,
+                       events: AsyncIterator[Event]) -> SubAgentReply:
+        answer, approvals, error = "", [], None
+        try:
+            async with asyncio.timeout(self.timeout_seconds):
+                async for event in events:
+                    if event.kind == "answer":
+                        answer = event.text
+                    elif event.kind == "interrupt":
+                        approvals.append(describe_interrupt(event.data.get("value")))
+                    elif event.kind == "error":
+                        error = event
+        except TimeoutError:
+            await asyncio.shield(resolve_open_tool_calls(conversation))
+            return unavailable(self.name, f"it did not answer within {self.timeout_seconds:g} s")
+        if error is not None:
+            hint = error.data.get("suggestion")
+            return unavailable(self.name, error.text + (f" ({hint})" if hint else ""))
+        if approvals:
+            return SubAgentReply(self.name, "input_required", "\n".join(approvals))
+        return SubAgentReply(self.name, "completed", answer)

@@ -1,0 +1,30 @@
+"""The GitHub agent: the GitHub MCP server's tools and the paging prompt; read-only, no gates."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from pilothouse.agents.github_prompt import GITHUB_SYSTEM_PROMPT
+from pilothouse.agents.toolkit import Toolkit
+from pilothouse.config import Settings
+from pilothouse.tools.github.cli import github_connection_from_env
+from pilothouse.tools.github.connection import GitHubConnection, stdio_parameters
+from pilothouse.tools.mcp_connect import open_mcp_tools
+
+
+@asynccontextmanager
+async def open_github_toolkit(
+    settings: Settings, connection: GitHubConnection | None = None
+) -> AsyncIterator[Toolkit]:
+    """Start the GitHub tool server and yield the agent's toolkit.
+
+    `connection` defaults to GITHUB_TOKEN / GITHUB_API_URL from the environment (read by the
+    tool server's own reader until `Settings` has GitHub fields).
+    """
+    connection = connection or github_connection_from_env()
+    extra = {"MAX_TOOL_OUTPUT_SIZE": str(settings.max_tool_output_size),
+             "PILOTHOUSE_LOG_LEVEL": settings.log_level, "PILOTHOUSE_HOME": str(settings.home)}
+    async with open_mcp_tools("github", stdio_parameters(connection, extra_env=extra)) as tools:
+        # Every GitHub tool reads; nothing needs a person's approval.
+        yield Toolkit(name="github", prompt=GITHUB_SYSTEM_PROMPT, tools=tools)

@@ -1,0 +1,135 @@
+"""The supervisor: routes a question to specialist agents and combines their answers.
+
+Its tools are the sub-agents, one `ask_<name>` each, over the `SubAgent` interface (in process
+or A2A). Each answer is held to a token budget measured with the supervisor's own counter, so
+one agent cannot flood its context; an agent that is down or slow comes back as an error result
+naming it, and the supervisor answers the rest. An approval a sub-agent asks for becomes the
+supervisor's own interrupt, so the person answers it where they asked. The graph comes from
+`build_agent`: orphan repair, overflow recovery and every other context layer included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer, interrupt
+from pydantic import BaseModel, Field
+
+from pilothouse.a2a.budget import fit_to_budget
+from pilothouse.a2a.subagent import SubAgent, SubAgentReply
+from pilothouse.config import Settings
+from pilothouse.models.registry import ModelSetup
+from pilothouse.models.tokens import TokenCounter
+from pilothouse.runtime.builder import build_agent
+
+SUPERVISOR_PROMPT = """\
+You are the supervisor of Pilothouse, a team of agents for platform engineers. You have no \
+platform tools of your own: you ask the specialist agents below and combine what they say.
+
+{agents}
+
+Routing:
+- Ask the agent whose domain the question touches. When a question spans several (apps AND \
+pull requests, a failing deploy AND its CI run), call every agent it needs in the same turn, \
+each with a complete, self-contained question (they do not see this conversation).
+- Pass names, repositories and filters along verbatim; ask for what the user needs, not more.
+
+Answering:
+- One summary line, then one short section per agent; keep their tables.
+- An agent's result that starts with "The <name> agent is unavailable" is an error: say which \
+part of the answer is missing and why, and give the rest.
+- Never invent data no agent returned.
+"""
+
+
+class AskInput(BaseModel):
+    """Arguments of an `ask_<agent>` tool."""
+
+    question: str = Field(description="A complete question for the agent, with every name, "
+                                      "repository and filter it needs.")
+
+
+def approval_request(agent: SubAgent, question: str, request: str) -> dict[str, Any]:
+    """The supervisor's interrupt for an approval a sub-agent asked for.
+
+    The shape of LangChain's per-call approval gate, so every interface renders it as it
+    renders the agents' own approvals.
+    """
+    return {"type": "tool_approval", "name": f"ask_{agent.name}",
+            "args": {"question": question},
+            "description": f"The {agent.name} agent asks: {request}",
+            "allowed_decisions": ["approve", "reject"]}
+
+
+def subagent_tool(agent: SubAgent, *, counter: TokenCounter, budget_tokens: int) -> BaseTool:
+    """`ask_<name>`: one question to `agent` in this conversation's thread, answer in budget."""
+
+    async def ask(question: str, config: RunnableConfig) -> str:
+        thread = str((config.get("configurable") or {}).get("thread_id", "default"))
+        # One approval per call: after a resume LangGraph runs the tool again from the top,
+        # and the sub-agent is then the one that knows an approval is pending.
+        request = await agent.waiting(thread)
+        if request is None:
+            reply = await agent.ask(question, thread, budget_tokens=budget_tokens)
+            if reply.state != "input_required":
+                return _finish(reply, counter, budget_tokens)
+            request = reply.text
+        decision = interrupt(approval_request(agent, question, request))
+        reply = await agent.decide(thread, decision)
+        if reply.state == "input_required":
+            return (f"The {agent.name} agent needs another approval: {reply.text} Call "
+                    f"ask_{agent.name} again to put it to the user.")
+        return _finish(reply, counter, budget_tokens)
+
+    return StructuredTool.from_function(
+        coroutine=ask, name=f"ask_{agent.name}", args_schema=AskInput,
+        description=f"Ask the {agent.name} agent. {agent.description}",
+        handle_tool_error=True,
+    )
+
+
+def _finish(reply: SubAgentReply, counter: TokenCounter, budget_tokens: int) -> str:
+    if reply.state == "failed":
+        raise ToolException(reply.text)  # an error result the model must report, not a crash
+    return fit_to_budget(reply.text, budget_tokens, counter, agent=reply.agent)
+
+
+def supervisor_prompt(agents: Sequence[SubAgent]) -> str:
+    lines = "\n".join(f"- ask_{a.name}: {a.description}" for a in agents)
+    return SUPERVISOR_PROMPT.format(agents=lines or "(no agents are configured)")
+
+
+@dataclass
+class Supervisor:
+    """The supervisor graph and its `ask_<agent>` tools."""
+
+    graph: CompiledStateGraph[Any, Any, Any, Any]
+    tools: list[BaseTool]
+
+
+def build_supervisor(
+    settings: Settings,
+    model: ModelSetup,
+    agents: Sequence[SubAgent],
+    *,
+    checkpointer: Checkpointer | None = None,
+    answer_budget_tokens: int | None = None,
+    subagent_timeout_seconds: float = 180.0,
+) -> Supervisor:
+    """The supervisor over `agents`.
+
+    The answer budget defaults to a tenth of the window per agent: three agents answering at
+    once still leave most of the window for the conversation.
+    """
+    budget = answer_budget_tokens or max(256, model.window.tokens // 10)
+    tools = [subagent_tool(a, counter=model.counter, budget_tokens=budget) for a in agents]
+    # The sub-agent's own timeout must fire first: its message names the agent.
+    timeouts = {t.name: subagent_timeout_seconds + 30 for t in tools}
+    graph = build_agent(settings, model, tools=tools, system_prompt=supervisor_prompt(agents),
+                        checkpointer=checkpointer, name="supervisor", per_tool_timeouts=timeouts)
+    return Supervisor(graph, tools)

@@ -1,0 +1,82 @@
+"""docker-compose.yml and the Dockerfile, checked for the wiring (Docker does not run here).
+
+The compose file is read as Compose reads it (YAML with anchors and merge keys resolved), and
+every reference is followed: agent URLs to services that run that agent on that port, the
+database URL to the PostgreSQL service, the build to the Dockerfile, the Dockerfile's command
+to the module that implements `pilothouse serve`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+import yaml
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+AGENTS = ("argocd", "github", "devops")
+
+
+@pytest.fixture(scope="module")
+def services() -> dict[str, Any]:
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    return dict(compose["services"])
+
+
+def expand(value: str) -> str:
+    """`${NAME:-default}` as Compose expands it with NAME unset."""
+    return re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", value)
+
+
+def test_every_agent_is_its_own_service_with_the_seeds_memory_limit(
+    services: dict[str, Any],
+) -> None:
+    for name in (*AGENTS, "supervisor"):
+        service = services[name]
+        assert service["command"][:2] == ["--agent", name]
+        assert service["deploy"]["resources"]["limits"]["memory"] == "4g"
+        assert service["depends_on"]["postgres"] == {"condition": "service_healthy"}
+
+
+def test_the_supervisor_reaches_each_agent_by_service_name(services: dict[str, Any]) -> None:
+    env = services["supervisor"]["environment"]
+    for name in AGENTS:
+        url = urlparse(env[f"PILOTHOUSE_AGENTS_{name.upper()}_URL"])
+        assert (url.hostname, url.port, url.path) == (name, 8080, f"/a2a/{name}")
+        # The agent advertises the same address it is reached at.
+        command = services[name]["command"]
+        assert command[command.index("--public-url") + 1] == f"http://{name}:8080"
+    assert services["supervisor"]["ports"] == ["${PILOTHOUSE_PORT:-8080}:8080"]
+    # Published on 0.0.0.0, the REST API refuses to start without keys: compose demands them.
+    assert env["PILOTHOUSE_API_KEYS"].startswith("${PILOTHOUSE_API_KEYS:?")
+
+
+def test_state_lives_in_the_postgres_service(services: dict[str, Any]) -> None:
+    postgres = services["postgres"]
+    assert postgres["healthcheck"]["test"][0] == "CMD-SHELL"
+    for name in (*AGENTS, "supervisor"):
+        url = urlparse(expand(services[name]["environment"]["PILOTHOUSE_DATABASE_URL"]))
+        assert url.scheme == "postgresql" and url.hostname == "postgres"
+        assert url.path.lstrip("/") == postgres["environment"]["POSTGRES_DB"]
+        assert url.username == postgres["environment"]["POSTGRES_USER"]
+
+
+def test_the_image_builds_from_the_dockerfile_and_runs_serve(services: dict[str, Any]) -> None:
+    build = services["supervisor"]["build"]
+    assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    [entrypoint] = re.findall(r"^ENTRYPOINT (\[.*\])$", dockerfile, re.MULTILINE)
+    command = yaml.safe_load(entrypoint)
+    assert command[:3] == ["python", "-m", "pilothouse.interfaces.serve"]
+    assert importlib.util.find_spec(command[2]) is not None
+    assert command[command.index("--port") + 1] == "8080"
+    assert "EXPOSE 8080" in dockerfile and re.search(r"^USER \d+$", dockerfile, re.MULTILINE)
+    installs = " ".join(shlex.split(re.findall(r"^RUN pip install (.*?)(?<!\\)$", dockerfile,
+                                               re.MULTILINE | re.DOTALL)[0].replace("\\\n", " ")))
+    # PostgreSQL state needs both drivers: LangGraph's checkpointer and the A2A task store.
+    assert "langgraph-checkpoint-postgres" in installs and "psycopg[binary]" in installs
