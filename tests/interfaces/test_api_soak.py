@@ -1,0 +1,89 @@
+"""Soak: 200 questions through the REST API against the Argo CD sandbox, memory stays flat.
+
+The agent is the real Argo CD agent (its MCP server as a child process, the sandbox over HTTP)
+on a scripted model and real SQLite; questions go over HTTP to uvicorn with SSE answers. Memory
+is this process's resident size after a warm-up versus after all 200 questions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx
+from fastapi import FastAPI
+from interfaces_support import kinds, on_socket, parse_sse
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+
+from pilothouse.agents.argocd import open_argocd_toolkit
+from pilothouse.agents.assistant import Assistant
+from pilothouse.config import Settings
+from pilothouse.models.registry import ModelSetup
+from pilothouse.observability.limits import resident_bytes
+from pilothouse.runtime.builder import build_agent
+from pilothouse.runtime.checkpoint import open_checkpointer
+from pilothouse.sandbox.argocd.server import running_sandbox
+from pilothouse.testing.scripted_model import tool_call
+
+QUESTIONS = 200
+WARM_UP = 20
+CONVERSATIONS = 10
+
+
+def step(messages: list[BaseMessage]) -> object:
+    last = messages[-1]
+    if isinstance(last, HumanMessage):
+        page = int(str(last.content).rsplit(" ", 1)[-1])
+        return tool_call("list_applications", page=page, page_size=20)
+    assert isinstance(last, ToolMessage)
+    pagination = json.loads(str(last.content))["pagination"]
+    return f"PAGE {pagination['page']} of {pagination['total_pages']}."
+
+
+async def test_two_hundred_questions_keep_memory_flat_and_never_fail(
+    tmp_path: Path, make_settings: Callable[..., Settings],
+    scripted_setup: Callable[..., ModelSetup], make_app: Callable[..., FastAPI],
+) -> None:
+    with running_sandbox(apps=819) as sandbox:
+        settings = dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="16000"),
+                                       argocd_url=sandbox.url, argocd_token=sandbox.token)
+        setup = scripted_setup([], default=step, window=16_000, settings=settings)
+
+        @asynccontextmanager
+        async def open_agent() -> AsyncIterator[Assistant]:
+            async with open_checkpointer(settings) as saver, \
+                    open_argocd_toolkit(settings) as toolkit:
+                graph = build_agent(settings, setup, tools=toolkit.tools, checkpointer=saver,
+                                    system_prompt=toolkit.prompt, name="argocd")
+                yield Assistant(graph, setup, toolkit.tools, "argocd")
+
+        app = make_app(open_agent)
+        answers: list[str] = []
+        baseline = 0
+        with on_socket(app) as url:
+            async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+                for number in range(1, QUESTIONS + 1):
+                    thread = f"soak-{number % CONVERSATIONS}"
+                    page = 1 + number % 41
+                    response = await client.post(f"/conversations/{thread}/ask",
+                                                 json={"question": f"Show page {page}"})
+                    events = parse_sse(response.text)
+                    assert response.status_code == 200 and "error" not in kinds(events), events
+                    answers.extend(e["text"] for e in events if e["kind"] == "answer")
+                    # The scripted model records every request it saw; that is the test's
+                    # memory, not the server's.
+                    setup.chat_model.script.requests.clear()  # type: ignore[attr-defined]
+                    if number == WARM_UP:
+                        gc.collect()
+                        baseline = resident_bytes()
+        gc.collect()
+        growth = (resident_bytes() - baseline) / baseline
+
+    assert len(answers) == QUESTIONS
+    assert answers[-1] == f"PAGE {1 + QUESTIONS % 41} of 41."
+    print(f"RSS growth over {QUESTIONS - WARM_UP} questions: {growth:.1%}")
+    assert growth < 0.10
