@@ -8,16 +8,12 @@ their tail (the newest lines matter); every other list keeps its head.
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from pilothouse.tools.mcp_support import dumps
 
 _TAIL_KEEPING = frozenset({"lines"})
 _NOTE_ROOM = 220
-
-
-def dumps(value: Any) -> str:
-    """Compact JSON: no indentation, so the model pays for content, not whitespace."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def fit(answer: dict[str, Any], max_chars: int) -> dict[str, Any]:

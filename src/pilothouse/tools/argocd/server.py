@@ -8,7 +8,6 @@ tokens/s. Every tool answers with compact JSON; failures become an `is_error` re
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -16,14 +15,15 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from pilothouse.config import Settings
 from pilothouse.errors import PilothouseError
 from pilothouse.tools.argocd import details, listing, search, sync
 from pilothouse.tools.argocd.client import ArgoCDClient
-from pilothouse.tools.argocd.output import dumps, fit
+from pilothouse.tools.argocd.output import fit
+from pilothouse.tools.mcp_support import ClientHolder, tool_result, without_titles
 
 log = logging.getLogger(__name__)
 
@@ -46,46 +46,10 @@ Project = Annotated[str | None, Field(description="project name(s), comma-separa
 ClientFactory = Callable[[], ArgoCDClient]
 
 
-class _ClientHolder:
-    """One HTTP client per event loop, created on first use and closed with the server."""
-
-    def __init__(self, factory: ClientFactory) -> None:
-        self._factory = factory
-        self._client: ArgoCDClient | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def get(self) -> ArgoCDClient:
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            self._client, self._loop = self._factory(), loop
-        return self._client
-
-    async def aclose(self) -> None:
-        if self._client is not None and self._loop is asyncio.get_running_loop():
-            await self._client.aclose()
-        self._client = self._loop = None
-
-
-def _result(payload: dict[str, Any], *, is_error: bool) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=dumps(payload))],
-                          structured_content=payload, is_error=is_error)
-
-
-def _without_titles(schema: Any) -> Any:
-    """The schema minus pydantic's generated `title`s: they repeat the parameter names and
-    cost the model tokens on every turn."""
-    if isinstance(schema, dict):
-        return {k: _without_titles(v) for k, v in schema.items()
-                if not (k == "title" and isinstance(v, str))}
-    if isinstance(schema, list):
-        return [_without_titles(v) for v in schema]
-    return schema
-
-
 def _tool(fn: Callable[..., Any], description: str, annotations: ToolAnnotations) -> Tool:
     tool = Tool.from_function(fn, name=fn.__name__, description=description,
                               annotations=annotations)
-    tool.parameters = _without_titles(tool.parameters)
+    tool.parameters = without_titles(tool.parameters)
     return tool
 
 
@@ -93,7 +57,7 @@ def build_argocd_server(settings: Settings | None = None, *,
                         client_factory: ClientFactory | None = None) -> MCPServer[Any]:
     """The Argo CD MCP server for `settings` (default: the environment)."""
     settings = settings or Settings.from_env()
-    holder = _ClientHolder(client_factory or (lambda: ArgoCDClient.from_settings(settings)))
+    holder = ClientHolder(client_factory or (lambda: ArgoCDClient.from_settings(settings)))
     limits = search.Limits(settings.max_search_results, settings.warn_search_results)
 
     @asynccontextmanager
@@ -107,14 +71,14 @@ def build_argocd_server(settings: Settings | None = None, *,
         try:
             payload = await work(holder.get())
         except PilothouseError as error:
-            return _result(error.to_payload(), is_error=True)
+            return tool_result(error.to_payload(), is_error=True)
         except Exception:
             log.exception("Argo CD tool failed unexpectedly")
-            return _result({"error": "The Argo CD tool failed unexpectedly.",
+            return tool_result({"error": "The Argo CD tool failed unexpectedly.",
                             "kind": "InternalError",
                             "suggestion": "Try again; if it repeats, check the server log."},
                            is_error=True)
-        return _result(fit(payload, settings.max_tool_output_size), is_error="error" in payload)
+        return tool_result(fit(payload, settings.max_tool_output_size), is_error="error" in payload)
 
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=True)
 

@@ -8,15 +8,11 @@ lines of its tails (the newest lines are the ones that explain a failure).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from pilothouse.tools.mcp_support import dumps
+
 _NOTE_ROOM = 240
-
-
-def dumps(value: Any) -> str:
-    """Compact JSON: no indentation, so the model pays for content, not whitespace."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def fit(answer: dict[str, Any], max_chars: int) -> dict[str, Any]:

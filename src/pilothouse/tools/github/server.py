@@ -8,7 +8,6 @@ the token.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -16,13 +15,14 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from pilothouse.errors import PilothouseError
 from pilothouse.tools.github import operations as ops
 from pilothouse.tools.github.client import DEFAULT_API_URL, GitHubClient
-from pilothouse.tools.github.output import dumps, fit
+from pilothouse.tools.github.output import fit
+from pilothouse.tools.mcp_support import ClientHolder, tool_result, without_titles
 
 log = logging.getLogger(__name__)
 
@@ -43,48 +43,12 @@ PerPage = Annotated[int, Field(description="items per page, max 100")]
 ClientFactory = Callable[[], GitHubClient]
 
 
-class _ClientHolder:
-    """One HTTP client per event loop, created on first use and closed with the server."""
-
-    def __init__(self, factory: ClientFactory) -> None:
-        self._factory = factory
-        self._client: GitHubClient | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def get(self) -> GitHubClient:
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            self._client, self._loop = self._factory(), loop
-        return self._client
-
-    async def aclose(self) -> None:
-        if self._client is not None and self._loop is asyncio.get_running_loop():
-            await self._client.aclose()
-        self._client = self._loop = None
-
-
-def _result(payload: dict[str, Any], *, is_error: bool) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=dumps(payload))],
-                          structured_content=payload, is_error=is_error)
-
-
-def _without_titles(schema: Any) -> Any:
-    """The schema minus pydantic's generated `title`s, which repeat the parameter names and
-    cost the model tokens on every turn."""
-    if isinstance(schema, dict):
-        return {k: _without_titles(v) for k, v in schema.items()
-                if not (k == "title" and isinstance(v, str))}
-    if isinstance(schema, list):
-        return [_without_titles(v) for v in schema]
-    return schema
-
-
 def build_github_server(api_url: str = DEFAULT_API_URL, token: str | None = None, *,
                         timeout: float = 30.0, max_rate_limit_wait: float = 10.0,
                         max_output_chars: int = 10_000, log_level: str = "WARNING",
                         client_factory: ClientFactory | None = None) -> MCPServer[Any]:
     """The GitHub MCP server for the API at `api_url` (GitHub Enterprise: https://HOST/api/v3)."""
-    holder = _ClientHolder(client_factory or (lambda: GitHubClient(
+    holder = ClientHolder(client_factory or (lambda: GitHubClient(
         api_url, token, timeout=timeout, max_rate_limit_wait=max_rate_limit_wait)))
 
     @asynccontextmanager
@@ -98,14 +62,14 @@ def build_github_server(api_url: str = DEFAULT_API_URL, token: str | None = None
         try:
             payload = await work(holder.get())
         except PilothouseError as error:
-            return _result(error.to_payload(), is_error=True)
+            return tool_result(error.to_payload(), is_error=True)
         except Exception:
             log.exception("GitHub tool failed unexpectedly")
-            return _result({"error": "The GitHub tool failed unexpectedly.",
+            return tool_result({"error": "The GitHub tool failed unexpectedly.",
                             "kind": "InternalError",
                             "suggestion": "Try again; if it repeats, check the server log."},
                            is_error=True)
-        return _result(fit(payload, max_output_chars), is_error=False)
+        return tool_result(fit(payload, max_output_chars), is_error=False)
 
     async def list_pull_requests(
             owner: Owner, repo: Repo, state: Literal["open", "closed", "all"] = "open",
@@ -187,7 +151,7 @@ def build_github_server(api_url: str = DEFAULT_API_URL, token: str | None = None
     for fn, description in tools:
         tool = Tool.from_function(fn, name=fn.__name__, description=description,
                                   annotations=read_only)
-        tool.parameters = _without_titles(tool.parameters)
+        tool.parameters = without_titles(tool.parameters)
         registered.append(tool)
     return MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan,
                      log_level=log_level,  # type: ignore[arg-type]

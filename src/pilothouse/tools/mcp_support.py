@@ -1,0 +1,63 @@
+"""Pieces every Pilothouse MCP server over an HTTP API shares.
+
+A client per event loop (the server may be driven from several loops in tests and transports),
+tool results carrying both text and structured content, and tool schemas without pydantic's
+generated titles, which repeat the parameter names and cost the model tokens on every turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any, Generic, Protocol, TypeVar
+
+from mcp.types import CallToolResult, TextContent
+
+
+class _Closable(Protocol):
+    async def aclose(self) -> None: ...
+
+
+ClientT = TypeVar("ClientT", bound=_Closable)
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON: no indentation, so the model pays for content, not whitespace."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+class ClientHolder(Generic[ClientT]):
+    """One HTTP client per event loop, created on first use and closed with the server."""
+
+    def __init__(self, factory: Callable[[], ClientT]) -> None:
+        self._factory = factory
+        self._client: ClientT | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def get(self) -> ClientT:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client, self._loop = self._factory(), loop
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._loop is asyncio.get_running_loop():
+            await self._client.aclose()
+        self._client = self._loop = None
+
+
+def tool_result(payload: dict[str, Any], *, is_error: bool) -> CallToolResult:
+    """A tool answer as compact JSON text plus the same payload as structured content."""
+    return CallToolResult(content=[TextContent(type="text", text=dumps(payload))],
+                          structured_content=payload, is_error=is_error)
+
+
+def without_titles(schema: Any) -> Any:
+    """The schema minus pydantic's generated `title`s."""
+    if isinstance(schema, dict):
+        return {k: without_titles(v) for k, v in schema.items()
+                if not (k == "title" and isinstance(v, str))}
+    if isinstance(schema, list):
+        return [without_titles(v) for v in schema]
+    return schema
