@@ -8,6 +8,7 @@ invalid value must produce one error that names the exact variable the operator 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -41,6 +42,21 @@ CONTEXT_LAYERS: tuple[str, ...] = (
 def _split(value: str | None) -> tuple[str, ...]:
     """A comma-separated variable as a tuple of its non-empty parts."""
     return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+
+
+def check_model(model: str, source: str) -> str:
+    """`model` when it looks like `provider:model` with a known provider; `source` names it."""
+    if ":" not in model:
+        raise ConfigurationError(
+            f"{source}={model!r} must look like provider:model.",
+            hint=f"e.g. {DEFAULT_MODEL} or anthropic:claude-sonnet-4-5",
+        )
+    if model.split(":", 1)[0] not in PROVIDERS:
+        raise ConfigurationError(
+            f"{source} names an unknown provider {model.split(':', 1)[0]!r}.",
+            hint="Known providers: " + ", ".join(PROVIDERS),
+        )
+    return model
 
 
 def provider_env_prefix(provider: str) -> str:
@@ -186,6 +202,10 @@ class Settings:
     def models_dir(self) -> Path:
         return self.home / "models"
 
+    def with_model(self, model: str, source: str = "--model") -> Settings:
+        """These settings with another `provider:model` (a command's --model option)."""
+        return dataclasses.replace(self, model=check_model(model, source))
+
     def layer_enabled(self, layer: str) -> bool:
         return layer not in self.disabled_layers
 
@@ -217,16 +237,7 @@ class Settings:
                         hint="Set PILOTHOUSE_MODEL=provider:model, e.g. openai:gpt-4o-mini.",
                     )
                 model = f"{provider}:{name or DEFAULT_MODEL.split(':', 1)[1]}"
-        if ":" not in model:
-            raise ConfigurationError(
-                f"PILOTHOUSE_MODEL={model!r} must look like provider:model.",
-                hint=f"e.g. {DEFAULT_MODEL} or anthropic:claude-sonnet-4-5",
-            )
-        if model.split(":", 1)[0] not in PROVIDERS:
-            raise ConfigurationError(
-                f"PILOTHOUSE_MODEL names an unknown provider {model.split(':', 1)[0]!r}.",
-                hint="Known providers: " + ", ".join(PROVIDERS),
-            )
+        check_model(model, "PILOTHOUSE_MODEL")
         overrides: dict[str, int] = {}
         for p in PROVIDERS:
             value = r.integer(f"{provider_env_prefix(p)}_MAX_CONTEXT_TOKENS", None, minimum=512)

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from pilothouse.agents.github_prompt import GITHUB_SYSTEM_PROMPT
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
-from pilothouse.tools.github.cli import github_connection_from_env
+from pilothouse.tools.github.cli import github_connection
 from pilothouse.tools.github.connection import GitHubConnection, stdio_parameters
 from pilothouse.tools.mcp_connect import open_mcp_tools
 
@@ -19,10 +19,9 @@ async def open_github_toolkit(
 ) -> AsyncIterator[Toolkit]:
     """Start the GitHub tool server and yield the agent's toolkit.
 
-    `connection` defaults to GITHUB_TOKEN / GITHUB_API_URL from the environment (read by the
-    tool server's own reader until `Settings` has GitHub fields).
+    `connection` defaults to the GitHub part of `settings` (GITHUB_TOKEN, GITHUB_API_URL).
     """
-    connection = connection or github_connection_from_env()
+    connection = connection or github_connection(settings)
     extra = {"MAX_TOOL_OUTPUT_SIZE": str(settings.max_tool_output_size),
              "PILOTHOUSE_LOG_LEVEL": settings.log_level, "PILOTHOUSE_HOME": str(settings.home)}
     async with open_mcp_tools("github", stdio_parameters(connection, extra_env=extra)) as tools:

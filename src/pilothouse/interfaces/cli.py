@@ -15,6 +15,7 @@ from rich.table import Table
 from pilothouse import __version__
 from pilothouse.config import PROVIDERS, Settings
 from pilothouse.errors import PilothouseError
+from pilothouse.evals.cli import eval_command
 from pilothouse.interfaces.operations import operations
 from pilothouse.interfaces.render import EventPrinter, progress_bar
 from pilothouse.interfaces.serve import serve_command
@@ -50,6 +51,7 @@ sandbox_app.add_typer(github_sandbox_cli, name="github")
 app.add_typer(sandbox_app, name="sandbox")
 app.command("index")(index_command)
 app.command("serve")(serve_command)
+app.command("eval")(eval_command)
 
 
 def load_settings() -> Settings:

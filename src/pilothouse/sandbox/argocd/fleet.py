@@ -3,7 +3,9 @@
 Nothing per application is stored. `Fleet.app(i)` derives an `AppRecord` from `(seed, i)` with
 a hash, so a fleet of 100,000 applications costs one array of sort positions (400 KB), not
 100,000 documents. Markers plant a term in exactly N resources of each type so tests can pin the
-seed's scenarios ("18 matches", "1,200 matches rejected with a breakdown").
+seed's scenarios ("18 matches", "1,200 matches rejected with a breakdown"). Planted annotations
+put chosen text on named applications (for prompt-injection evaluations); they are the only
+per-application data a fleet keeps, one small dict over the planted names.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ _COMBOS: tuple[tuple[str, str, str], ...] = tuple(
 )
 _COMBO_INDEX: dict[str, int] = {f"{t}-{s}-{e}": k for k, (t, s, e) in enumerate(_COMBOS)}
 BASE_PROJECTS: tuple[str, ...] = ("default", *v.TEAMS)
+# Kubernetes caps an annotation key (optional DNS-subdomain prefix plus name) at 253 characters.
+MAX_ANNOTATION_KEY = 253
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,22 @@ class Marker:
 
 
 @dataclass(frozen=True)
+class PlantedAnnotation:
+    """Put annotation `key: value` on the application named `app` (checked by `Fleet`)."""
+
+    app: str
+    key: str
+    value: str
+
+
+def check_annotation_key(key: str) -> None:
+    """Raise ValueError unless `key` looks like a Kubernetes annotation key."""
+    if not key or len(key) > MAX_ANNOTATION_KEY or any(c.isspace() for c in key):
+        raise ValueError(f"annotation key {key!r} must be 1-{MAX_ANNOTATION_KEY} characters "
+                         "without spaces, like 'example.com/note'")
+
+
+@dataclass(frozen=True)
 class FleetSpec:
     """Size and seed of a generated fleet; `None` counts mean "the natural number"."""
 
@@ -60,6 +80,7 @@ class FleetSpec:
     clusters: int | None = None
     seed: int = 8_069_395
     markers: tuple[Marker, ...] = field(default_factory=tuple)
+    annotations: tuple[PlantedAnnotation, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
         if self.apps < 0:
@@ -81,6 +102,17 @@ class FleetSpec:
             ):
                 if getattr(marker, kind) > have:
                     raise ValueError(f"marker {term!r} wants {getattr(marker, kind)} {kind}")
+        self._check_annotations()
+
+    def _check_annotations(self) -> None:
+        """Keys must be well formed and planted once per app; app names are checked by `Fleet`."""
+        seen: set[tuple[str, str]] = set()
+        for planted in self.annotations:
+            check_annotation_key(planted.key)
+            # A repeated key would silently drop one value; say so instead.
+            if (planted.app, planted.key) in seen:
+                raise ValueError(f"annotation {planted.key!r} is planted twice on {planted.app!r}")
+            seen.add((planted.app, planted.key))
 
     @property
     def project_count(self) -> int:
@@ -155,6 +187,7 @@ class Fleet:
         self.spec = spec or FleetSpec()
         # Argo CD lists applications sorted by name; only the permutation is kept.
         self._order = array("I", sorted(range(self.spec.apps), key=self.name_of))
+        self._planted = self._planted_by_name()
 
     def __len__(self) -> int:
         return self.spec.apps
@@ -182,6 +215,16 @@ class Fleet:
             return None
         index = replica * len(_COMBOS) + combo
         return index if index < self.spec.apps and self.name_of(index) == name else None
+
+    def _planted_by_name(self) -> dict[str, dict[str, str]]:
+        """Planted annotations grouped by app name, so `app()` finds them with one lookup."""
+        planted: dict[str, dict[str, str]] = {}
+        for annotation in self.spec.annotations:
+            if self.index_of(annotation.app) is None:
+                raise ValueError(f"annotation {annotation.key!r} names unknown application "
+                                 f"{annotation.app!r} (not among the fleet's {len(self)} apps)")
+            planted.setdefault(annotation.app, {})[annotation.key] = annotation.value
+        return planted
 
     def sorted_indices(self) -> array[int]:
         return self._order
@@ -223,10 +266,15 @@ class Fleet:
         if fraction(h, 3) < 0.04:
             key = "notifications.argoproj.io/subscribe.on-sync-failed.slack"
             annotations = {key: f"{team}-alerts"}
+        name = f"{team}-{service}-{env}{v.replica_suffix(replica)}"
+        planted = self._planted.get(name)
+        if planted:
+            # A fresh dict: records are handed out and must not alias the fleet's own.
+            annotations = {**(annotations or {}), **planted}
         day = 1 + int(fraction(h, 4) * 27)
         return AppRecord(
             index=index,
-            name=f"{team}-{service}-{env}{v.replica_suffix(replica)}",
+            name=name,
             team=team,
             service=service,
             env=env,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import heapq
 import re
 from collections import Counter, deque
+from itertools import islice
 from typing import Any
 
 from pilothouse.errors import UserInputError
@@ -21,6 +22,7 @@ MAX_LISTED = 50
 MAX_TAIL_LINES = 500
 MAX_LINE_CHARS = 400
 MAX_EVENTS = 100
+MAX_ANNOTATIONS = 20
 
 
 def app_name(name: str) -> str:
@@ -44,6 +46,15 @@ def _params(project: str | None) -> dict[str, str]:
 def _trim(text: Any, limit: int = 300) -> str:
     text = str(text or "")
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _annotations(meta: dict[str, Any]) -> dict[str, str]:
+    """The first annotations, values trimmed: untrusted text passed on as data, never parsed."""
+    annotations = meta.get("annotations") or {}
+    if not isinstance(annotations, dict):
+        return {}
+    return {str(key): _trim(value)
+            for key, value in islice(annotations.items(), MAX_ANNOTATIONS)}
 
 
 def _needs_attention(resource: dict[str, Any]) -> bool:
@@ -93,6 +104,9 @@ async def get_application(client: ArgoCDClient, name: str, *, project: str | Non
         "conditions": len(status.get("conditions") or []),
         "images": (status.get("summary") or {}).get("images", [])[:10],
     }
+    annotations = _annotations(meta)
+    if annotations:
+        answer["annotations"] = annotations
     if doc.get("operation"):
         answer["operation_in_progress"] = True
     if include_resources:

@@ -1,0 +1,1 @@
+"""The evaluation harness: cases, runs against the sandboxes, checks and reports."""

