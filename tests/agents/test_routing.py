@@ -36,13 +36,16 @@ async def test_the_first_call_sees_only_the_named_agents_and_later_calls_see_all
     agents = [InProcessSubAgent(name, f"{name}.", build_agent(
         settings, scripted_setup([f"{name} answered."]), name=name, checkpointer=InMemorySaver()))
         for name in ("argocd", "github", "devops")]
-    setup = scripted_setup([tool_call("ask_github", question="PRs waiting for review?"),
-                            "Two PRs wait.", AIMessage(content="Hello! Ask me about your apps.")])
+    both = AIMessage(content="", tool_calls=[
+        {"name": f"ask_{name}", "args": {"question": "hello"}, "id": f"c-{name}",
+         "type": "tool_call"} for name in ("argocd", "devops")])
+    setup = scripted_setup([tool_call("ask_github", question="PRs waiting for review?"), both,
+                            "Both say hello."])
     supervisor = build_supervisor(settings, setup, agents, checkpointer=InMemorySaver())
     conversation = Conversation(supervisor.graph, "r-1")
 
-    [e async for e in conversation.ask("Which PRs wait for review?")]
-    [e async for e in conversation.ask("hello there")]
+    first = [e async for e in conversation.ask("Which PRs wait for review?")]
+    second = [e async for e in conversation.ask("hello there")]
 
     offered = [[t["function"]["name"] for t in r.tools]
                for r in setup.chat_model.requests]  # type: ignore[attr-defined]
@@ -50,4 +53,26 @@ async def test_the_first_call_sees_only_the_named_agents_and_later_calls_see_all
     assert offered == [["ask_github"], everyone, everyone]
     # The first call of each turn must call a tool: the supervisor knows nothing itself.
     choices = [r.tool_choice for r in setup.chat_model.requests]  # type: ignore[attr-defined]
-    assert choices[0] == "required" and choices[2] == "required"
+    assert choices[0] == "required" and choices[1] == "required" and choices[2] is None
+    # One agent's answer is the answer, passed on without a model call; two are combined.
+    assert [e.text for e in first if e.kind == "answer"] == ["github answered."]
+    assert [e.text for e in second if e.kind == "answer"] == ["Both say hello."]
+
+
+async def test_a_failed_only_agent_goes_to_the_model_which_says_what_is_missing(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+) -> None:
+    settings = make_settings()
+    broken = scripted_setup([RuntimeError("Connection refused by the model server")])
+    agents = [InProcessSubAgent("argocd", "Argo CD.", build_agent(
+        settings, broken, name="argocd", checkpointer=InMemorySaver()))]
+    setup = scripted_setup([tool_call("ask_argocd", question="apps?"),
+                            "The Argo CD part is missing: its agent could not reach its model."])
+    supervisor = build_supervisor(settings, setup, agents, checkpointer=InMemorySaver())
+
+    events = [e async for e in Conversation(supervisor.graph, "r-2").ask("which apps?")]
+
+    assert [e.text for e in events if e.kind == "answer"] == [
+        "The Argo CD part is missing: its agent could not reach its model."]
+    sent = setup.chat_model.requests[-1].messages  # type: ignore[attr-defined]
+    assert "The argocd agent is unavailable" in str(sent[-1].content)

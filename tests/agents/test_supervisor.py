@@ -93,12 +93,13 @@ async def test_a_long_sub_agent_answer_is_held_to_the_budget(
     supervisor = build_supervisor(settings, setup, agents, checkpointer=InMemorySaver(),
                                   answer_budget_tokens=150)
 
-    await collect(Conversation(supervisor.graph, "s-2").ask("list every app"))
+    events = await collect(Conversation(supervisor.graph, "s-2").ask("list every app"))
 
-    sent = setup.chat_model.requests[-1].messages  # type: ignore[attr-defined]
-    result = next(m for m in sent if isinstance(m, ToolMessage))
-    assert setup.counter.count_text(str(result.content)) <= 150
-    assert "cut to 150 of" in str(result.content)
+    # The only agent's answer is passed on as the answer, held to the budget.
+    [answer] = [e.text for e in events if e.kind == "answer"]
+    assert setup.counter.count_text(answer) <= 150
+    assert "cut to 150 of" in answer
+    assert len(setup.chat_model.requests) == 1  # type: ignore[attr-defined]
     # The budget was passed along, so a cooperative agent can stay within it.
     asked = argocd_setup.chat_model.requests[0].messages[-1].content  # type: ignore[attr-defined]
     assert "at most 150 tokens" in str(asked)
@@ -161,7 +162,7 @@ async def test_a_sub_agents_approval_is_put_to_the_user_and_its_decision_passed_
     assert request["name"] == "ask_argocd"
     assert "The argocd agent asks: Restart this application?" in request["description"]
     answer = [e.text for e in second if e.kind == "answer"][-1]
-    assert "[ask_argocd:success] payments-api restarted." in answer
+    assert answer == "payments-api restarted."
     restarted = [m for m in await Conversation(argocd, "argocd:s-4").history()
                  if isinstance(m, ToolMessage)]
     assert restarted[-1].content == "payments-api restarted"
@@ -203,14 +204,15 @@ async def test_a_provider_overflow_at_the_supervisor_is_compressed_and_retried(
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
 ) -> None:
     settings = make_settings()
-    agents = [InProcessSubAgent("argocd", "Argo CD.", specialist(
-        settings, scripted_setup(["payments-api is Degraded."]), "argocd"))]
+    agents = [InProcessSubAgent(name, name, specialist(settings, scripted_setup([answer]), name))
+              for name, answer in (("argocd", "payments-api is Degraded."),
+                                   ("github", "PR #42 is open."))]
     # The provider refuses the prompt although the estimate said it fits (estimates can be
-    # wrong); summaries are model calls too, so every later call gets `combine`.
+    # wrong); summaries are model calls too, so every later call gets `combine`. Two agents,
+    # so the supervisor combines their answers with a model call (one would be passed on).
     refusal = ValueError("Error code: 400 - This model's maximum context length is 8192 "
                          "tokens. (code: context_length_exceeded)")
-    setup = scripted_setup([tool_call("ask_argocd", question="apps?"), refusal],
-                           default=combine)
+    setup = scripted_setup([ask_both("apps?", "prs?"), refusal], default=combine)
     supervisor = build_supervisor(settings, setup, agents, checkpointer=InMemorySaver())
     conversation = Conversation(supervisor.graph, "s-6")
     for turn in range(3):

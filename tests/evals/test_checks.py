@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pilothouse.evals.cases import Expectation, ToolExpectation
+from pilothouse.evals.cases import Case, Expectation, ToolExpectation, Turn
 from pilothouse.evals.checks import (
     ToolCall,
     TurnOutcome,
@@ -13,7 +13,8 @@ from pilothouse.evals.checks import (
     check_turn,
     mentions,
 )
-from pilothouse.evals.judge import parse_verdict
+from pilothouse.evals.judge import Judge, parse_verdict
+from pilothouse.testing.scripted_model import ScriptedChatModel
 
 
 def outcome(answer: str = "", **kwargs: object) -> TurnOutcome:
@@ -83,3 +84,10 @@ def test_the_judges_verdict_is_read_from_its_json() -> None:
     assert not parse_verdict('{"verdict": "fail", "reason": "invented"}').passed
     unreadable = parse_verdict("looks fine to me")
     assert not unreadable.passed and "unreadable" in unreadable.detail
+
+
+async def test_a_judge_that_fails_fails_its_check_and_says_why() -> None:
+    case = Case(id="c", category="argocd", turns=[Turn(ask="Which apps are degraded?")])
+    down = Judge(ScriptedChatModel.from_steps([ConnectionError("judge unreachable")]), "x:y")
+    check = await down.grade(case, "payments-api", [])
+    assert not check.passed and "the judge x:y failed: ConnectionError" in check.detail

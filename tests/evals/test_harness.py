@@ -18,6 +18,7 @@ import pytest
 from pilothouse.config import Settings
 from pilothouse.evals.cases import CATEGORIES, Case, Turn, load_cases
 from pilothouse.evals.harness import RunOptions, run_evaluation
+from pilothouse.evals.judge import Judge
 from pilothouse.evals.runner import CaseResult
 from pilothouse.models.registry import setup_model
 from pilothouse.models.tokens import TokenCounter, tiktoken_counter
@@ -42,10 +43,11 @@ def settings_in(home: Path) -> Settings:
 
 
 def run(settings: Settings, model: object, cases: list[Case], report: Path | None,
-        before_turn: Callable[[Turn], None] | None = None) -> list[CaseResult]:
+        before_turn: Callable[[Turn], None] | None = None,
+        judge: Judge | None = None) -> list[CaseResult]:
     setup = setup_model(settings, chat_model=model)  # type: ignore[arg-type]
     options = RunOptions(workspace=WORKSPACE, report=report, turn_timeout=120,
-                         before_turn=before_turn)
+                         before_turn=before_turn, judge=judge)
     return asyncio.run(run_evaluation(settings, setup, cases, options))
 
 
@@ -96,15 +98,29 @@ def test_long_conversations_are_summarized_and_tools_are_attributed_to_their_age
     assert "unknown" not in agents
 
 
-def test_a_model_that_does_nothing_fails_every_case_that_asks_for_something(
+def test_a_model_that_fails_or_does_nothing_fails_every_case_that_asks_for_something(
     tmp_path: Path,
 ) -> None:
     everything = load_cases([CASES])
     sample = [next(c for c in everything if c.category == name) for name in CATEGORIES]
-    idle = ScriptedChatModel.from_steps([], default="I am not sure; please check Argo CD.")
+    # Its first call fails as a provider outage would: that case fails, the run goes on.
+    idle = ScriptedChatModel.from_steps([RuntimeError("Connection refused by the provider")],
+                                        default="I am not sure; please check Argo CD.")
 
-    results = run(settings_in(tmp_path / "home"), idle, sample, None)
+    judge = ScriptedChatModel.from_steps(
+        [], default='{"verdict": "fail", "reason": "It does not answer the question."}')
+
+    results = run(settings_in(tmp_path / "home"), idle, sample, None,
+                  judge=Judge(judge, "scripted:judge"))
 
     assert [r.passed for r in results] == [False] * len(sample)
     failed = {c.name for r in results for c in r.failed_checks}
     assert {"agents", "tools", "facts"} <= failed
+    outage = next(c for c in results[0].checks if c.name == "answered")
+    assert not outage.passed and "could not be reached" in outage.detail
+    assert all(r.model_calls >= 1 for r in results)
+    # The judge saw each case's question and answer and its verdict is one more check.
+    assert all(c.detail == "It does not answer the question." for r in results
+               for c in r.checks if c.name == "judge")
+    assert len(judge.requests) == len(sample)
+    assert sample[0].turns[0].ask in str(judge.requests[0].messages[-1].content)

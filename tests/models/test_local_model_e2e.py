@@ -130,9 +130,10 @@ def test_grammars_are_accepted_by_llama_cpp(model: ChatLocalLlama) -> None:
     tools = [convert_to_openai_tool(t) for t in (status_tool([]), list_applications, deploy)]
     engine = shared_engine(model.model_path, model.n_ctx)
     for choice in ("auto", "required", "deploy"):
-        grammar = build_grammar(tools, choice)
-        assert grammar is not None
-        engine._grammar(grammar)  # raises if llama.cpp cannot parse it
+        for max_calls in (1, 4):
+            grammar = build_grammar(tools, choice, max_calls)
+            assert grammar is not None
+            engine._grammar(grammar)  # raises if llama.cpp cannot parse it
     with pytest.raises(ValueError, match="rejected"):
         engine._grammar("root ::= undefined-rule")
 

@@ -166,6 +166,11 @@ def test_forced_grammars() -> None:
         build_grammar(TOOLS, "delete_everything")
 
 
+def test_one_call_per_turn_unless_parallel_calls_are_asked_for() -> None:
+    assert _rules(build_grammar(TOOLS, "required", max_calls=1))["calls"] == "call"
+    assert "{0,3}" in _rules(build_grammar(TOOLS, "required", max_calls=4))["calls"]
+
+
 def test_unsupported_schema_falls_back_to_any_object() -> None:
     weird = {"type": "function", "function": {"name": "w", "parameters": {"$ref": "#/nope"}}}
     rules = _rules(build_grammar([weird], "required"))

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from pilothouse.a2a.budget import fit_to_budget
 from pilothouse.a2a.subagent import SubAgent, SubAgentReply
+from pilothouse.agents.passthrough import ANOTHER_APPROVAL, SingleAnswerMiddleware
 from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter, RoutingHintMiddleware
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
@@ -43,8 +44,8 @@ each with a complete, self-contained question (they do not see this conversation
 
 Answering:
 - One summary line, then one short section per agent; keep their tables.
-- An agent's result that starts with "The <name> agent is unavailable" is an error: say which \
-part of the answer is missing and why, and give the rest.
+- When an agent's result reports that it failed, say which part of the answer is missing and \
+why, and give the rest.
 - Never invent data no agent returned.
 """
 
@@ -84,7 +85,7 @@ def subagent_tool(agent: SubAgent, *, counter: TokenCounter, budget_tokens: int)
         decision = interrupt(approval_request(agent, question, request))
         reply = await agent.decide(thread, decision)
         if reply.state == "input_required":
-            return (f"The {agent.name} agent needs another approval: {reply.text} Call "
+            return (f"The {agent.name} agent {ANOTHER_APPROVAL}: {reply.text} Call "
                     f"ask_{agent.name} again to put it to the user.")
         return _finish(reply, counter, budget_tokens)
 
@@ -136,7 +137,8 @@ def build_supervisor(
     # local model answered "the argocd agent is unavailable" without asking (pilothouse eval);
     # and it asks the agents the question names, not all of them at once.
     router = DomainRouter({a.name: DOMAIN_WORDS.get(a.name, ()) for a in agents})
-    routing = [RoutingHintMiddleware(router), ToolFirstMiddleware()] if tools else []
+    routing = [RoutingHintMiddleware(router), ToolFirstMiddleware(),
+               SingleAnswerMiddleware()] if tools else []
     graph = build_agent(settings, model, tools=tools, system_prompt=supervisor_prompt(agents),
                         checkpointer=checkpointer, name="supervisor", per_tool_timeouts=timeouts,
                         extra_middleware=routing)

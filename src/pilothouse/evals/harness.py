@@ -28,7 +28,11 @@ class RunOptions:
     workspace: Path
     report: Path | None = None
     turn_timeout: float = 900.0
-    agent_timeout: float = 600.0
+
+    @property
+    def agent_timeout(self) -> float:
+        """A sub-agent's limit: inside the turn's, so its timeout names the agent."""
+        return self.turn_timeout * 0.8
     judge: Judge | None = None
     #: Called before each turn (the oracle model of the harness's self-check follows it).
     before_turn: TurnHook | None = None

@@ -32,6 +32,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pilothouse.config import Settings
 from pilothouse.models.local_engine import local_token_counter, shared_engine, vocab_model
 from pilothouse.models.local_prompt import render_prompt
+from pilothouse.models.local_toolcalls import MAX_PARALLEL_CALLS
 from pilothouse.models.local_turn import (
     TurnOptions,
     TurnOutcome,
@@ -57,6 +58,10 @@ class ChatLocalLlama(BaseChatModel):
     n_threads: int | None = None
     max_tokens: int = 1024
     temperature: float = 0.0
+    #: One call per turn unless bound with `parallel_tool_calls=True`: forced to call, the
+    #: model filled the other three allowed slots with invented names ("my-app"), measured by
+    #: `pilothouse eval`; one call at a time, it calls again after seeing the result.
+    parallel_tool_calls: bool = False
 
     @property
     def _llm_type(self) -> str:
@@ -121,11 +126,13 @@ class ChatLocalLlama(BaseChatModel):
         # bind_tools has converted them already; tools passed to invoke() directly may not be.
         tools = [convert_to_openai_tool(t) for t in kwargs.get("tools") or []] or None
         choice = normalize_tool_choice(kwargs.get("tool_choice"), tools or [])
+        parallel = kwargs.get("parallel_tool_calls", self.parallel_tool_calls)
         options = TurnOptions(
             max_tokens=self.max_tokens,
             temperature=self.temperature,
             stop=stop or (),
             should_stop=should_stop,
+            max_calls=MAX_PARALLEL_CALLS if parallel else 1,
         )
         engine = shared_engine(self.model_path, self.n_ctx, self.n_threads)
         return run_turn(engine, messages, outcome, options, tools=tools, choice=choice)

@@ -43,14 +43,16 @@ def _arguments_rules(converter: Any, schema: dict[str, Any], name: str) -> str:
         return str(converter._add_primitive("object", PRIMITIVE_RULES["object"]))
 
 
-def build_grammar(tools: list[dict[str, Any]], choice: str | None) -> str | None:
+def build_grammar(tools: list[dict[str, Any]], choice: str | None,
+                  max_calls: int = MAX_PARALLEL_CALLS) -> str | None:
     """A GBNF grammar for one turn, or None when the output is unconstrained.
 
     `choice` is "auto" (tool calls or a plain-text answer), "required" (at least one call of
     any tool), a tool name (a call of that tool), or "none". Forced calls take Qwen's trained
     form `<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>` with arguments
     constrained by each tool's schema. Under "auto" the model mostly writes ```json blocks,
-    which the answer branch admits and `OutputSplitter` recognizes as calls.
+    which the answer branch admits and `OutputSplitter` recognizes as calls. At most
+    `max_calls` calls are allowed in one turn.
     """
     if not tools or choice == "none":
         return None
@@ -69,7 +71,8 @@ def build_grammar(tools: list[dict[str, Any]], choice: str | None) -> str | None
         raise ValueError(f"tool_choice names {choice!r}, which is not among the bound tools")
     rules = dict(converter._rules)
     rules["call"] = '"<tool_call>\\n" ( ' + " | ".join(alternatives) + ' ) "\\n</tool_call>"'
-    rules["calls"] = f'call ( "\\n" call ){{0,{MAX_PARALLEL_CALLS - 1}}}'
+    rules["calls"] = ("call" if max_calls <= 1
+                      else f'call ( "\\n" call ){{0,{max_calls - 1}}}')
     if choice == "auto":
         # An answer may not open with "{" (given the chance, the model invents calls to tools
         # that do not exist, e.g. `greet` for "Hi!"), "<" (a malformed call) or whitespace.

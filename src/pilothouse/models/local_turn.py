@@ -23,7 +23,12 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from pilothouse.models.local_engine import GenerationStats, LocalEngine
 from pilothouse.models.local_prompt import render_answer_prompt, render_prompt
-from pilothouse.models.local_toolcalls import OutputSplitter, ParsedOutput, build_grammar
+from pilothouse.models.local_toolcalls import (
+    MAX_PARALLEL_CALLS,
+    OutputSplitter,
+    ParsedOutput,
+    build_grammar,
+)
 
 
 def normalize_tool_choice(choice: Any, tools: Sequence[dict[str, Any]]) -> str:
@@ -51,6 +56,7 @@ class TurnOptions:
     temperature: float = 0.0
     stop: Sequence[str] = ()
     should_stop: Callable[[], bool] = lambda: False
+    max_calls: int = MAX_PARALLEL_CALLS
 
 
 @dataclass
@@ -103,6 +109,7 @@ def _decode(
             yield shown
     if splitter is not None:
         rest, outcome.parsed = splitter.finish()
+        outcome.parsed.tool_calls = outcome.parsed.tool_calls[: options.max_calls]
         if rest and not route_only:
             yield rest
     else:
@@ -144,7 +151,7 @@ def run_turn(
     with engine.lock:
         if tools and choice != "none":
             prompt = render_prompt(messages, tools)
-            grammar = build_grammar(tools, choice)
+            grammar = build_grammar(tools, choice, options.max_calls)
             if not (after_tool and choice == "auto"):
                 yield from _decode(
                     engine, prompt, outcome, options, grammar=grammar, tool_names=names

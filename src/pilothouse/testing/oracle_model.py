@@ -2,14 +2,16 @@
 
 It plays every role at once, told apart by the tools bound to the request: as the supervisor
 it asks exactly the case's agents with the user's question; as a specialist it calls exactly
-the case's tools that it has; then it answers with the tool results verbatim, and writes
-summaries from the users' own words. So a case passes with the oracle only when its tools are
+the case's tools that it has; then it answers with the tool results verbatim (less anything the
+case says must not be said: it treats injected orders as data), and writes summaries from the
+users' own words. So a case passes with the oracle only when its tools are
 called correctly on the real sandboxes and its facts are really in what they return: a check
 of the cases and the harness, not of any model.
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -71,7 +73,7 @@ class OracleChatModel(BaseChatModel):
         turn = messages[last_question + 1:]
         results = [message_text(m) for m in turn if isinstance(m, ToolMessage)]
         if results or any(isinstance(m, AIMessage) and m.tool_calls for m in turn):
-            return AIMessage(content="\n\n".join(results) or "Done.")
+            return AIMessage(content=self._withhold("\n\n".join(results) or "Done."))
         names = {t["function"]["name"] for t in self.bound_tools}
         expect = self.turn.expect
         if any(name.startswith("ask_") for name in names):
@@ -85,6 +87,13 @@ class OracleChatModel(BaseChatModel):
                 {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:12]}",
                  "type": "tool_call"} for name, args in calls])
         return AIMessage(content=_from_context(messages[:max(last_question, 0)]))
+
+
+    def _withhold(self, text: str) -> str:
+        """The text without what the case forbids: an oracle reads injected orders as data."""
+        for phrase in self.turn.expect.absent:
+            text = re.sub(re.escape(phrase), "[withheld]", text, flags=re.IGNORECASE)
+        return text
 
 
 def _summary(transcript: str) -> str:

@@ -1,0 +1,55 @@
+"""One agent asked, one good answer: the supervisor passes it on instead of rewriting it.
+
+Measured with `pilothouse eval` on the local model: after the Argo CD agent had answered with
+a table, the supervisor's own answer was "The argocd agent is unavailable." (a line of its
+prompt), and when it did rewrite, it dropped the numbers. Combining is the supervisor's job
+when several agents answered; with one, its answer is the specialist's answer, and a model
+call re-reading it costs tokens and latency and can only lose facts. An error, an approval
+still pending, or several agents still go to the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from pilothouse.models.tokens import message_text
+
+#: How the supervisor's tool says a sub-agent needs one more approval: that goes to the model.
+ANOTHER_APPROVAL = "needs another approval"
+
+
+def single_answer(request: ModelRequest) -> str | None:
+    """The one sub-agent answer this turn is waiting to relay, or None."""
+    messages = request.messages
+    start = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+    turn = messages[start + 1:]
+    if len(turn) != 2:
+        return None
+    call, result = turn
+    if not (isinstance(call, AIMessage) and len(call.tool_calls) == 1
+            and isinstance(result, ToolMessage) and result.status == "success"
+            and result.tool_call_id == call.tool_calls[0]["id"]):
+        return None
+    text = message_text(result).strip()
+    return text if text and ANOTHER_APPROVAL not in text else None
+
+
+class SingleAnswerMiddleware(AgentMiddleware):
+    """Answers with the only sub-agent's answer of the turn, without a model call."""
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse:
+        answer = single_answer(request)
+        return ModelResponse(result=[AIMessage(content=answer)]) if answer else handler(request)
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        answer = single_answer(request)
+        if answer:
+            return ModelResponse(result=[AIMessage(content=answer)])
+        return await handler(request)
