@@ -19,6 +19,7 @@ from pilothouse.config import Settings
 from pilothouse.evals.cases import CATEGORIES, Case, Turn, load_cases
 from pilothouse.evals.harness import RunOptions, run_evaluation
 from pilothouse.evals.judge import Judge
+from pilothouse.evals.report import markdown_report
 from pilothouse.evals.runner import CaseResult
 from pilothouse.models.registry import setup_model
 from pilothouse.models.tokens import TokenCounter, tiktoken_counter
@@ -85,6 +86,9 @@ def test_the_report_has_every_case_and_a_summary_per_category(
     assert overall["passed"] == overall["cases"] == len(results)
     assert overall["model_calls"] > 1 and overall["prompt_tokens"] > 1000
     assert report["meta"]["window_tokens"] == 8192
+    table = markdown_report(report)
+    assert f"| all | {len(results)}/{len(results)} | 100% |" in table
+    assert "failed case" not in table
 
 
 def test_long_conversations_are_summarized_and_tools_are_attributed_to_their_agents(

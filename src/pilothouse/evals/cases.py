@@ -30,13 +30,13 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from pilothouse.context.events import ACTIONS
 from pilothouse.errors import UserInputError
 
 CATEGORIES = ("argocd", "github", "devops", "multi_agent", "hostile", "long_conversation")
 AGENTS = ("argocd", "github", "devops")
-CONTEXT_ACTIONS = ("summarized", "deleted", "shrunk", "truncated", "refused_output", "repaired",
-                   "overflow_recovered", "tool_failed", "tool_timeout", "repeat_blocked",
-                   "correlated", "expanded")
+#: What the context layers report, plus the rejections the harness counts itself.
+CONTEXT_ACTIONS = (*ACTIONS, "search_rejected", "approval_rejected")
 
 Fact = str | list[str]
 

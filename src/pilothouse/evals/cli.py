@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -69,7 +70,7 @@ async def _run(settings: Settings, cases_paths: list[Path], only: list[str],
             failed = "; ".join(f"{c.name}: {c.detail}" for c in result.failed_checks)
             progress.console.print(f"{mark} {result.id} ({result.seconds:.1f} s, "
                                    f"{result.model_calls} model calls)"
-                                   + (f"  [dim]{failed[:200]}[/]" if failed else ""),
+                                   + (f"  [dim]{escape(failed[:200])}[/]" if failed else ""),
                                    highlight=False)
             progress.advance(task)
 

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from pilothouse.evals.cases import CATEGORIES
@@ -75,7 +76,8 @@ def case_table(results: Sequence[CaseResult]) -> Table:
     table.add_column("context", overflow="fold")
     for r in results:
         failed = "; ".join(f"{c.name}: {c.detail}" for c in r.failed_checks)
-        table.add_row(r.id, "[green]pass[/]" if r.passed else "[red]FAIL[/]", failed[:240] or "-",
+        table.add_row(r.id, "[green]pass[/]" if r.passed else "[red]FAIL[/]",
+                      escape(failed[:240]) or "-",
                       str(r.model_calls), f"{r.prompt_tokens:,}", f"{r.peak_prompt_tokens:,}",
                       f"{r.seconds:.1f}", _actions(r.context))
     return table
@@ -97,15 +99,33 @@ def summary_table(summaries: Sequence[Summary], title: str) -> Table:
     return table
 
 
-def markdown_summary(summaries: Sequence[Summary]) -> str:
-    """The per-category table as Markdown (for docs/evaluation.md)."""
+def markdown_report(document: dict[str, Any]) -> str:
+    """A JSON report's category table and failed cases as Markdown (for docs/evaluation.md)."""
     lines = ["| category | passed | rate | calls/case | prompt tok/case | completion tok/case "
-             "| peak prompt | s/case |", "|---|---|---|---|---|---|---|---|"]
-    for s in summaries:
-        lines.append(f"| {s.name} | {s.passed}/{s.cases} | {s.pass_rate:.0%} | "
-                     f"{s.model_calls:.1f} | {s.prompt_tokens:,.0f} | "
-                     f"{s.completion_tokens:,.0f} | {s.peak_prompt_tokens:,} | {s.seconds:.1f} |")
+             "| peak prompt | s/case | context actions |", "|---|---|---|---|---|---|---|---|---|"]
+    for s in document["summary"]:
+        lines.append(f"| {s['name']} | {s['passed']}/{s['cases']} | {s['pass_rate']:.0%} | "
+                     f"{s['model_calls']:.1f} | {s['prompt_tokens']:,.0f} | "
+                     f"{s['completion_tokens']:,.0f} | {s['peak_prompt_tokens']:,} | "
+                     f"{s['seconds']:.1f} | {_actions(s['context'])} |")
+    failed = [c for c in document["cases"] if not c["passed"]]
+    if failed:
+        lines += ["", "| failed case | checks that failed |", "|---|---|"]
+        for case in failed:
+            checks = "; ".join(f"{c['name']}: {c['detail']}" for c in case["checks"]
+                               if not c["passed"])
+            lines.append(f"| {case['id']} | {checks.replace('|', '/')[:300]} |")
     return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """`python -m pilothouse.evals.report REPORT.json`: print the report as Markdown."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        raise SystemExit("usage: python -m pilothouse.evals.report REPORT.json")
+    print(markdown_report(json.loads(Path(args[0]).read_text())))
 
 
 def report_document(results: Sequence[CaseResult], meta: dict[str, Any]) -> dict[str, Any]:
@@ -124,3 +144,7 @@ def write_report(path: Path, results: Sequence[CaseResult], meta: dict[str, Any]
     partial = path.with_name(path.name + ".tmp")
     partial.write_text(json.dumps(report_document(results, meta), indent=2, default=str) + "\n")
     partial.replace(path)
+
+
+if __name__ == "__main__":
+    main()

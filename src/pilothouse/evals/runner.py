@@ -15,13 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from pilothouse.context.events import TALLY
 from pilothouse.evals.cases import Case, Turn
 from pilothouse.evals.checks import Check, TurnOutcome, check_turn
 from pilothouse.evals.environment import CANARY_TEXT, EvalWorld
 from pilothouse.evals.recorder import ModelRecorder, Usage
+from pilothouse.models.tokens import message_text
 from pilothouse.runtime.session import Conversation, Event
 
 #: Approvals answered per turn before the harness gives up (a model re-proposing forever).
@@ -129,6 +130,7 @@ class CaseRunner:
                     approval: str) -> tuple[TurnOutcome, Usage]:
         self.before_turn(turn)
         before = TALLY.snapshot()
+        rejected_before = await self._search_rejections(conversation.thread_id)
         errors: list[str] = []
         try:
             events, approvals = await asyncio.wait_for(
@@ -139,8 +141,27 @@ class CaseRunner:
         usage = self.recorder.take()
         answers = [e.text for e in events if e.kind == "answer" and e.text.strip()]
         errors += [e.text for e in events if e.kind == "error"]
+        context = _diff(TALLY.snapshot(), before)
+        rejected = await self._search_rejections(conversation.thread_id) - rejected_before
+        if rejected > 0:
+            context["search_rejected"] = rejected
+        if approvals and approval == "reject":
+            context["approval_rejected"] = approvals
         outcome = TurnOutcome(
             answer=answers[-1] if answers else "", calls=usage.calls, approvals=approvals,
-            context=_diff(TALLY.snapshot(), before), model_calls=usage.model_calls,
+            context=context, model_calls=usage.model_calls,
             peak_prompt_tokens=usage.peak_prompt_tokens, errors=errors)
         return outcome, usage
+
+    async def _search_rejections(self, thread: str) -> int:
+        """Over-broad searches the specialists had rejected so far in this case's threads.
+
+        The rejection is a tool result inside a sub-agent, which the supervisor's stream does
+        not carry, so it is read from the sub-agents' own conversations.
+        """
+        count = 0
+        for name, agent in self.world.specialists.items():
+            history = await Conversation(agent.graph, f"{name}:{thread}").history()
+            count += sum(1 for m in history if isinstance(m, ToolMessage)
+                         and '"total_matches"' in (text := message_text(m)) and '"error"' in text)
+        return count
