@@ -19,7 +19,7 @@ from pilothouse.config import Settings
 from pilothouse.evals.cases import CATEGORIES, Case, Turn, load_cases
 from pilothouse.evals.harness import RunOptions, run_evaluation
 from pilothouse.evals.judge import Judge
-from pilothouse.evals.report import markdown_report
+from pilothouse.evals.report import load_results, markdown_report
 from pilothouse.evals.runner import CaseResult
 from pilothouse.models.registry import setup_model
 from pilothouse.models.tokens import TokenCounter, tiktoken_counter
@@ -89,6 +89,23 @@ def test_the_report_has_every_case_and_a_summary_per_category(
     table = markdown_report(report)
     assert f"| all | {len(results)}/{len(results)} | 100% |" in table
     assert "failed case" not in table
+
+
+def test_reports_of_a_split_run_merge_later_cases_winning(
+    oracle_run: tuple[list[CaseResult], Path], tmp_path: Path,
+) -> None:
+    results, path = oracle_run
+    rerun = json.loads(path.read_text())
+    rerun["cases"] = rerun["cases"][:1]
+    rerun["cases"][0]["checks"].append({"name": "facts", "passed": False, "detail": "missing"})
+    second = tmp_path / "rerun.json"
+    second.write_text(json.dumps(rerun))
+
+    merged = load_results([path, second])
+
+    assert [r.id for r in merged] == [r.id for r in results]
+    assert [r.passed for r in merged].count(False) == 1 and not merged[0].passed
+    assert merged[0].prompt_tokens == results[0].prompt_tokens
 
 
 def test_long_conversations_are_summarized_and_tools_are_attributed_to_their_agents(

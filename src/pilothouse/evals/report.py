@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from pilothouse.evals.cases import CATEGORIES
+from pilothouse.evals.checks import Check
 from pilothouse.evals.runner import CaseResult
 
 
@@ -118,14 +119,29 @@ def markdown_report(document: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def load_results(paths: Sequence[Path]) -> list[CaseResult]:
+    """The cases of JSON reports, in order; a case in a later report replaces an earlier one.
+
+    So a run stopped half-way and one over the remaining cases make one result set.
+    """
+    merged: dict[str, CaseResult] = {}
+    for path in paths:
+        for case in json.loads(path.read_text())["cases"]:
+            fields = {k: v for k, v in case.items() if k != "passed"}
+            fields["checks"] = [Check(**check) for check in case["checks"]]
+            merged[case["id"]] = CaseResult(**fields)
+    return list(merged.values())
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """`python -m pilothouse.evals.report REPORT.json`: print the report as Markdown."""
+    """`python -m pilothouse.evals.report REPORT.json...`: the reports as one Markdown table."""
     import sys
 
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1:
-        raise SystemExit("usage: python -m pilothouse.evals.report REPORT.json")
-    print(markdown_report(json.loads(Path(args[0]).read_text())))
+    paths = [Path(a) for a in (sys.argv[1:] if argv is None else argv)]
+    if not paths:
+        raise SystemExit("usage: python -m pilothouse.evals.report REPORT.json [MORE.json ...]")
+    results = load_results(paths)
+    print(markdown_report(report_document(results, {})))
 
 
 def report_document(results: Sequence[CaseResult], meta: dict[str, Any]) -> dict[str, Any]:
