@@ -76,3 +76,26 @@ async def test_a_failed_only_agent_goes_to_the_model_which_says_what_is_missing(
         "The Argo CD part is missing: its agent could not reach its model."]
     sent = setup.chat_model.requests[-1].messages  # type: ignore[attr-defined]
     assert "The argocd agent is unavailable" in str(sent[-1].content)
+
+
+async def test_a_question_naming_two_domains_asks_both_agents_one_after_the_other(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+) -> None:
+    settings = make_settings()
+    agents = [InProcessSubAgent(name, f"{name}.", build_agent(
+        settings, scripted_setup([f"{name} answered."]), name=name, checkpointer=InMemorySaver()))
+        for name in ("argocd", "github", "devops")]
+    setup = scripted_setup([tool_call("ask_argocd", question="Is payments-api Degraded?"),
+                            tool_call("ask_github", question="Is its CI workflow failing?"),
+                            "payments-api is Degraded and its CI fails."])
+    supervisor = build_supervisor(settings, setup, agents, checkpointer=InMemorySaver())
+
+    events = [e async for e in Conversation(supervisor.graph, "r-3").ask(
+        "Is payments-api Degraded, and is its CI workflow failing?")]
+
+    requests = setup.chat_model.requests  # type: ignore[attr-defined]
+    offered = [([t["function"]["name"] for t in r.tools], r.tool_choice) for r in requests]
+    assert offered == [(["ask_argocd", "ask_github"], "required"), (["ask_github"], "required"),
+                       (["ask_argocd", "ask_github", "ask_devops"], None)]
+    assert [e.text for e in events if e.kind == "answer"] == [
+        "payments-api is Degraded and its CI fails."]

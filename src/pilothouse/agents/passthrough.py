@@ -5,7 +5,7 @@ a table, the supervisor's own answer was "The argocd agent is unavailable." (a l
 prompt), and when it did rewrite, it dropped the numbers. Combining is the supervisor's job
 when several agents answered; with one, its answer is the specialist's answer, and a model
 call re-reading it costs tokens and latency and can only lose facts. An error, an approval
-still pending, or several agents still go to the model.
+still pending, several agents, or an agent the question names still to ask go to the model.
 """
 
 from __future__ import annotations
@@ -22,7 +22,12 @@ ANOTHER_APPROVAL = "needs another approval"
 
 
 def single_answer(request: ModelRequest) -> str | None:
-    """The one sub-agent answer this turn is waiting to relay, or None."""
+    """The one sub-agent answer this turn is waiting to relay, or None.
+
+    None too when the request must call a tool: the routing hint still has agents to ask.
+    """
+    if request.tool_choice in ("required", "any"):
+        return None
     messages = request.messages
     start = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
     turn = messages[start + 1:]

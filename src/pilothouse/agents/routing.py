@@ -4,9 +4,8 @@ Measured with `pilothouse eval` on the local model: asked "Show me production ap
 the supervisor called all three agents at once; they queued for the one local model, the Argo
 CD agent ran out of time, and the answer was invented. A question's words tell its domain
 plainly enough ("PR", "workflow" -> GitHub; "app", "sync", "degraded" -> Argo CD; "run",
-"file", "code" -> DevOps), so the first call is offered just those agents' tools. A question
-that names none, or names several domains, keeps the choice open among them; later calls of
-the turn see every agent again.
+"file", "code" -> DevOps), so the supervisor asks exactly those agents, one after the other;
+a question that names none leaves the choice to the model.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 
 from pilothouse.models.tokens import message_text
 
@@ -53,7 +52,13 @@ class DomainRouter:
 
 
 class RoutingHintMiddleware(AgentMiddleware):
-    """Offers the first model call of a turn only the `ask_<agent>` tools the question names."""
+    """Has the supervisor ask each agent the question names, one call at a time.
+
+    While a named agent has not been asked this turn, a call is offered only the named agents
+    still to ask, and must call one; after that every agent is offered and the choice is free.
+    One call at a time, because the local model makes one tool call per turn: a question
+    that names Argo CD and GitHub got only the first agent's half of the answer otherwise.
+    """
 
     def __init__(self, router: DomainRouter) -> None:
         super().__init__()
@@ -61,11 +66,16 @@ class RoutingHintMiddleware(AgentMiddleware):
 
     def _apply(self, request: ModelRequest) -> ModelRequest:
         messages = request.messages
-        if not messages or not isinstance(messages[-1], HumanMessage) or not request.tools:
+        start = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)),
+                    default=-1)
+        if start < 0 or not request.tools:
             return request
-        named = {f"ask_{agent}" for agent in self.router.agents_for(message_text(messages[-1]))}
-        kept = [t for t in request.tools if getattr(t, "name", None) in named]
-        return request.override(tools=kept) if kept else request
+        asked = {call["name"] for m in messages[start + 1:] if isinstance(m, AIMessage)
+                 for call in m.tool_calls}
+        named = {f"ask_{agent}" for agent in self.router.agents_for(message_text(
+            messages[start]))}
+        pending = [t for t in request.tools if getattr(t, "name", None) in named - asked]
+        return request.override(tools=pending, tool_choice="required") if pending else request
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
