@@ -58,3 +58,15 @@ def test_secrets_are_redacted_for_display() -> None:
     env = {"ARGOCD_TOKEN": "eyJabc.def.ghi", "OPENAI_API_KEY": "sk-x"}
     shown = Settings.from_env(env).redacted()
     assert shown["argocd_token"] == "***" and shown["openai_api_key"] == "***"
+
+
+def test_the_local_model_gets_longer_to_summarize_unless_told_otherwise() -> None:
+    assert Settings.from_env({}).summary_timeout_seconds == 180
+    assert Settings.from_env({"PILOTHOUSE_MODEL": "openai:gpt-4o"}).summary_timeout_seconds == 60
+    assert Settings.from_env({"PILOTHOUSE_SUMMARY_TIMEOUT": "30"}).summary_timeout_seconds == 30
+
+
+def test_with_model_checks_the_name_and_says_where_it_came_from() -> None:
+    assert Settings.from_env({}).with_model("ollama:llama3.1").provider == "ollama"
+    with pytest.raises(ConfigurationError, match="--judge names an unknown provider 'gpt'"):
+        Settings.from_env({}).with_model("gpt:4o", "--judge")

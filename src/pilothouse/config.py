@@ -44,6 +44,11 @@ def _split(value: str | None) -> tuple[str, ...]:
     return tuple(part.strip() for part in (value or "").split(",") if part.strip())
 
 
+#: Seconds the local model gets to summarize: reading a 3,300-token transcript and writing
+#: 250 words takes ~50 s on 2 cores when nothing else runs, so 60 s fell back to deletion.
+LOCAL_SUMMARY_TIMEOUT = 180.0
+
+
 def check_model(model: str, source: str) -> str:
     """`model` when it looks like `provider:model` with a known provider; `source` names it."""
     if ":" not in model:
@@ -310,7 +315,8 @@ class Settings:
             context_trigger_ratio=trigger,
             context_target_ratio=target,
             summary_timeout_seconds=r.number(
-                "PILOTHOUSE_SUMMARY_TIMEOUT", 60.0, low=0.1, high=3600
+                "PILOTHOUSE_SUMMARY_TIMEOUT",
+                LOCAL_SUMMARY_TIMEOUT if model.startswith("local:") else 60.0, low=0.1, high=3600
             ),
             disabled_layers=disabled,
             tool_timeout_seconds=r.number("PILOTHOUSE_TOOL_TIMEOUT", 60.0, low=0.05, high=3600),

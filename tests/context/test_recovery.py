@@ -20,7 +20,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.config import Settings
 from pilothouse.context.orphans import SYNTHETIC_TAG
-from pilothouse.context.summarizer import Summarizer
+from pilothouse.context.summarizer import SUMMARY_REQUEST, Summarizer
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.builder import build_agent
 from pilothouse.runtime.checkpoint import open_checkpointer
@@ -305,3 +305,17 @@ async def test_conversation_continues_after_a_restart(
         "first question", "First answer.", "second question", "Second answer."]
     sent = setup.chat_model.requests[0].messages  # type: ignore[attr-defined]
     assert [m.content for m in sent][-3:] == ["first question", "First answer.", "second question"]
+
+
+def test_the_summary_request_comes_after_the_transcript() -> None:
+    """Ending on the assistant's last line, the local model wrote an empty summary."""
+    model = ScriptedChatModel.from_steps(["The user asked about INC-48213."])
+    summarizer = Summarizer(model, timeout=5, max_input_chars=4000)
+
+    summary = summarizer.summarize([HumanMessage("Ticket INC-48213, payments-api is down."),
+                                    AIMessage("Noted, looking at payments-api.")])
+
+    assert summary == "The user asked about INC-48213."
+    sent = str(model.requests[0].messages[-1].content)
+    assert sent.endswith(SUMMARY_REQUEST)
+    assert sent.index("INC-48213") < sent.index(SUMMARY_REQUEST)

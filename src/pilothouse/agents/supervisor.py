@@ -28,7 +28,6 @@ from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
 from pilothouse.models.tokens import TokenCounter
 from pilothouse.runtime.builder import build_agent
-from pilothouse.runtime.tool_first import ToolFirstMiddleware
 
 SUPERVISOR_PROMPT = """\
 You are the supervisor of Pilothouse, a team of agents for platform engineers. You have no \
@@ -133,12 +132,11 @@ def build_supervisor(
     tools = [subagent_tool(a, counter=model.counter, budget_tokens=budget) for a in agents]
     # The sub-agent's own timeout must fire first: its message names the agent.
     timeouts = {t.name: subagent_timeout_seconds + 30 for t in tools}
-    # It knows nothing of its own, so each turn starts by asking an agent: left free, the
-    # local model answered "the argocd agent is unavailable" without asking (pilothouse eval);
-    # and it asks the agents the question names, not all of them at once.
+    # A question that names a domain is asked of its agents: left free, the local model
+    # answered "the argocd agent is unavailable" without asking (pilothouse eval). One that
+    # names none ("what was the ticket I gave you?") may be answered from the conversation.
     router = DomainRouter({a.name: DOMAIN_WORDS.get(a.name, ()) for a in agents})
-    routing = [RoutingHintMiddleware(router), ToolFirstMiddleware(),
-               SingleAnswerMiddleware()] if tools else []
+    routing = [RoutingHintMiddleware(router), SingleAnswerMiddleware()] if tools else []
     graph = build_agent(settings, model, tools=tools, system_prompt=supervisor_prompt(agents),
                         checkpointer=checkpointer, name="supervisor", per_tool_timeouts=timeouts,
                         extra_middleware=routing)
