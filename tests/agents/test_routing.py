@@ -17,6 +17,14 @@ from pilothouse.runtime.session import Conversation
 from pilothouse.testing.scripted_model import tool_call
 
 
+def answering_agents(settings: Settings,
+                     scripted_setup: Callable[..., ModelSetup]) -> list[InProcessSubAgent]:
+    """The three specialists, each answering "<name> answered."."""
+    return [InProcessSubAgent(name, f"{name}.", build_agent(
+        settings, scripted_setup([f"{name} answered."]), name=name, checkpointer=InMemorySaver()))
+        for name in ("argocd", "github", "devops")]
+
+
 def test_a_question_names_the_agents_of_its_domain_words() -> None:
     router = DomainRouter(DOMAIN_WORDS)
     assert router.agents_for("Show me production applications") == ["argocd"]
@@ -33,9 +41,7 @@ async def test_the_first_call_sees_only_the_named_agents_and_later_calls_see_all
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
 ) -> None:
     settings = make_settings()
-    agents = [InProcessSubAgent(name, f"{name}.", build_agent(
-        settings, scripted_setup([f"{name} answered."]), name=name, checkpointer=InMemorySaver()))
-        for name in ("argocd", "github", "devops")]
+    agents = answering_agents(settings, scripted_setup)
     both = AIMessage(content="", tool_calls=[
         {"name": f"ask_{name}", "args": {"question": "hello"}, "id": f"c-{name}",
          "type": "tool_call"} for name in ("argocd", "devops")])
@@ -82,9 +88,7 @@ async def test_a_question_naming_two_domains_asks_both_agents_one_after_the_othe
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
 ) -> None:
     settings = make_settings()
-    agents = [InProcessSubAgent(name, f"{name}.", build_agent(
-        settings, scripted_setup([f"{name} answered."]), name=name, checkpointer=InMemorySaver()))
-        for name in ("argocd", "github", "devops")]
+    agents = answering_agents(settings, scripted_setup)
     setup = scripted_setup([tool_call("ask_argocd", question="Is payments-api Degraded?"),
                             tool_call("ask_github", question="Is its CI workflow failing?"),
                             "payments-api is Degraded and its CI fails."])

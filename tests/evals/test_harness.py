@@ -117,6 +117,10 @@ def test_long_conversations_are_summarized_and_tools_are_attributed_to_their_age
     agents = {call["agent"] for r in results for call in r.tool_calls}
     assert {"supervisor", "argocd", "github", "devops"} <= agents
     assert "unknown" not in agents
+    # Rejections inside sub-agents are counted once each, in the turn they happened.
+    by_id = {r.id: r for r in results}
+    assert by_id["argocd-overbroad-search"].context.get("search_rejected") == 1
+    assert by_id["devops-restart-needs-approval"].context.get("approval_rejected", 0) >= 1
 
 
 def test_a_model_that_fails_or_does_nothing_fails_every_case_that_asks_for_something(

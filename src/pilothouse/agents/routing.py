@@ -11,11 +11,12 @@ a question that names none leaves the choice to the model.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import AIMessage, HumanMessage
 
+from pilothouse.context.rewrite import RequestRewriteMiddleware
 from pilothouse.models.tokens import message_text
 
 #: Words (whole, any case) that put a question in an agent's domain.
@@ -51,7 +52,7 @@ class DomainRouter:
         return [agent for agent, pattern in self.patterns.items() if pattern.search(question)]
 
 
-class RoutingHintMiddleware(AgentMiddleware):
+class RoutingHintMiddleware(RequestRewriteMiddleware):
     """Has the supervisor ask each agent the question names, one call at a time.
 
     While a named agent has not been asked this turn, a call is offered only the named agents
@@ -64,7 +65,7 @@ class RoutingHintMiddleware(AgentMiddleware):
         super().__init__()
         self.router = router
 
-    def _apply(self, request: ModelRequest) -> ModelRequest:
+    def rewrite(self, request: ModelRequest) -> ModelRequest:
         messages = request.messages
         start = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)),
                     default=-1)
@@ -76,13 +77,3 @@ class RoutingHintMiddleware(AgentMiddleware):
             messages[start]))}
         pending = [t for t in request.tools if getattr(t, "name", None) in named - asked]
         return request.override(tools=pending, tool_choice="required") if pending else request
-
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
-        return handler(self._apply(request))
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> ModelResponse:
-        return await handler(self._apply(request))

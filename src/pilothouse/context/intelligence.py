@@ -17,6 +17,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pilothouse.context.compression import group_units
 from pilothouse.context.events import ContextAction, report
 from pilothouse.context.relevance import link_note
+from pilothouse.context.rewrite import RequestRewriteMiddleware
 
 
 class Snippet(Protocol):
@@ -45,10 +46,10 @@ def _append_system(request: ModelRequest, text: str) -> ModelRequest:
     return request.override(system_message=SystemMessage(content=f"{base}\n\n{text}".strip()))
 
 
-class CorrelationMiddleware(AgentMiddleware):
+class CorrelationMiddleware(RequestRewriteMiddleware):
     """Links a follow-up question to the earlier results it refers to."""
 
-    def _apply(self, request: ModelRequest) -> ModelRequest:
+    def rewrite(self, request: ModelRequest) -> ModelRequest:
         if not _turn_start(request.messages):
             return request
         question = str(request.messages[-1].content)
@@ -57,16 +58,6 @@ class CorrelationMiddleware(AgentMiddleware):
             return request
         report(ContextAction("correlated", note, layer="correlation"))
         return _append_system(request, note)
-
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
-        return handler(self._apply(request))
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> ModelResponse:
-        return await handler(self._apply(request))
 
 
 class ExpansionMiddleware(AgentMiddleware):

@@ -98,8 +98,7 @@ def world_settings(settings: Settings, root: Path, workspace: Path, *, argocd: A
         argocd_password=None, argocd_read_only=True,
         github_api_url=github.url, github_token=github.token,
         max_search_results=MAX_SEARCH_RESULTS, warn_search_results=WARN_SEARCH_RESULTS,
-        approval_secret=hashlib.sha256(str(root).encode()).hexdigest(),
-        log_level=settings.log_level)
+        approval_secret=hashlib.sha256(str(root).encode()).hexdigest())
 
 
 @asynccontextmanager

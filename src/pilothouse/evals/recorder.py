@@ -73,8 +73,8 @@ class ModelRecorder(BaseCallbackHandler):
         message = _first_message(response)
         usage: Mapping[str, Any] = (message.usage_metadata or {}) if message else {}
         with self._lock:
-            prompt = int(usage.get("input_tokens") or self._estimates.pop(run_id, 0))
-            self._estimates.pop(run_id, None)
+            estimate = self._estimates.pop(run_id, 0)
+            prompt = int(usage.get("input_tokens") or estimate)
             completion = int(usage.get("output_tokens") or 0)
             if not completion and message is not None:
                 completion = self.counter.count_message(message)

@@ -92,6 +92,7 @@ class CaseRunner:
         self.run_id = run_id
         self.turn_timeout = turn_timeout
         self.before_turn = before_turn or (lambda _turn: None)
+        self._rejected = 0  # search rejections already counted in the running case
 
     async def run(self, case: Case) -> CaseResult:
         """Run every turn of `case`; a turn that errors or times out fails, the run goes on."""
@@ -102,6 +103,7 @@ class CaseRunner:
                                       as_node="model")
         result = CaseResult(case.id, case.category, [])
         self.recorder.take()
+        self._rejected = 0
         started = time.monotonic()
         for number, turn in enumerate(case.turns, start=1):
             outcome, usage = await self._turn(conversation, turn, case.approval)
@@ -130,7 +132,6 @@ class CaseRunner:
                     approval: str) -> tuple[TurnOutcome, Usage]:
         self.before_turn(turn)
         before = TALLY.snapshot()
-        rejected_before = await self._search_rejections(conversation.thread_id)
         errors: list[str] = []
         try:
             events, approvals = await asyncio.wait_for(
@@ -142,9 +143,11 @@ class CaseRunner:
         answers = [e.text for e in events if e.kind == "answer" and e.text.strip()]
         errors += [e.text for e in events if e.kind == "error"]
         context = _diff(TALLY.snapshot(), before)
-        rejected = await self._search_rejections(conversation.thread_id) - rejected_before
-        if rejected > 0:
-            context["search_rejected"] = rejected
+        # Counted once per turn: the case's total so far, less the earlier turns' share.
+        rejected_so_far = await self._search_rejections(conversation.thread_id)
+        if rejected_so_far > self._rejected:
+            context["search_rejected"] = rejected_so_far - self._rejected
+        self._rejected = max(self._rejected, rejected_so_far)
         if approvals and approval == "reject":
             context["approval_rejected"] = approvals
         outcome = TurnOutcome(

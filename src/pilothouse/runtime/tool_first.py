@@ -8,28 +8,17 @@ After the first tool result the model is free to answer or to call more tools.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import HumanMessage
 
+from pilothouse.context.rewrite import RequestRewriteMiddleware
 
-class ToolFirstMiddleware(AgentMiddleware):
+
+class ToolFirstMiddleware(RequestRewriteMiddleware):
     """Sets `tool_choice="required"` on the first model call of each turn."""
 
-    @staticmethod
-    def _apply(request: ModelRequest) -> ModelRequest:
+    def rewrite(self, request: ModelRequest) -> ModelRequest:
         first_call = bool(request.messages) and isinstance(request.messages[-1], HumanMessage)
         if first_call and request.tools and request.tool_choice in (None, "auto"):
             return request.override(tool_choice="required")
         return request
-
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
-        return handler(self._apply(request))
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> ModelResponse:
-        return await handler(self._apply(request))
