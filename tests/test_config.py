@@ -57,7 +57,7 @@ def test_window_from_table_then_variable_and_unknown_models_say_what_to_set() ->
 def test_secrets_are_redacted_for_display() -> None:
     env = {"ARGOCD_TOKEN": "eyJabc.def.ghi", "OPENAI_API_KEY": "sk-x"}
     shown = Settings.from_env(env).redacted()
-    assert shown["argocd_token"] == "***" and shown["openai_api_key"] == "***"
+    assert shown["argocd_token"] == "[REDACTED]" and shown["openai_api_key"] == "[REDACTED]"
 
 
 def test_the_local_model_gets_longer_to_summarize_unless_told_otherwise() -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from pilothouse.errors import ConfigurationError
+from pilothouse.redaction import Redactor, is_secret_name
 
 #: Providers Pilothouse can build a chat model for (see `pilothouse.models.registry`).
 PROVIDERS: tuple[str, ...] = (
@@ -62,6 +63,20 @@ def check_model(model: str, source: str) -> str:
             hint="Known providers: " + ", ".join(PROVIDERS),
         )
     return model
+
+
+# Model-call timeout (PILOTHOUSE_MODEL_TIMEOUT), per call. A hosted provider answers a turn in
+# seconds and streams its first token in well under a minute, so 120 s means it has stalled
+# (the SDKs' own default, 600 s x 2 retries, held a turn for 20 minutes). The local model runs
+# on the CPU at ~10-90 tokens/s and reads a whole prompt before its first token: a long
+# conversation on a slow machine legitimately takes minutes, so it gets 600 s.
+HOSTED_MODEL_TIMEOUT = 120.0
+LOCAL_MODEL_TIMEOUT = 600.0
+
+
+def default_model_timeout(model: str) -> float:
+    """The default seconds one model call may take, by provider."""
+    return LOCAL_MODEL_TIMEOUT if model.startswith("local:") else HOSTED_MODEL_TIMEOUT
 
 
 def provider_env_prefix(provider: str) -> str:
@@ -139,6 +154,7 @@ class Settings:
     context_trigger_ratio: float = 0.8
     context_target_ratio: float = 0.5
     summary_timeout_seconds: float = 60.0
+    model_timeout_seconds: float = 120.0
     disabled_layers: frozenset[str] = frozenset()
     tool_timeout_seconds: float = 60.0
     model_call_limit: int = 25
@@ -173,8 +189,9 @@ class Settings:
     github_timeout_seconds: float = 30.0
     github_rate_limit_max_wait: float = 10.0
 
-    # REST API and web UI.
+    # REST API, web UI and A2A: who may call (entries `name=key` or a bare `key`).
     api_keys: tuple[str, ...] = ()
+    admin_keys: tuple[str, ...] = ()
     api_host: str = "127.0.0.1"
     api_port: int = 8080
     cors_origins: tuple[str, ...] = ()
@@ -209,21 +226,32 @@ class Settings:
 
     def with_model(self, model: str, source: str = "--model") -> Settings:
         """These settings with another `provider:model` (a command's --model option)."""
-        return dataclasses.replace(self, model=check_model(model, source))
+        model = check_model(model, source)
+        timeout = self.model_timeout_seconds
+        if timeout == default_model_timeout(self.model):  # a default follows the provider
+            timeout = default_model_timeout(model)
+        return dataclasses.replace(self, model=model, model_timeout_seconds=timeout)
 
     def layer_enabled(self, layer: str) -> bool:
         return layer not in self.disabled_layers
 
     def redacted(self) -> dict[str, object]:
-        """Every setting for display, with secrets replaced."""
-        shown: dict[str, object] = {}
+        """Every setting for display, with secrets replaced (pilothouse.redaction's rules)."""
+        redactor = Redactor(self.secret_values())
+        return {f.name: redactor.field(f.name, getattr(self, f.name)) for f in fields(self)}
+
+    def secret_values(self) -> list[str]:
+        """The configured credentials, for a `Redactor` to mask wherever they appear."""
+        values: list[str] = []
         for f in fields(self):
             value = getattr(self, f.name)
-            secret = any(s in f.name for s in ("token", "password", "api_key", "secret"))
-            if value is not None and secret:
-                value = "***"
-            shown[f.name] = value
-        return shown
+            if not is_secret_name(f.name):
+                continue
+            for item in value if isinstance(value, tuple) else (value,):
+                if isinstance(item, str):
+                    # An API key entry is `name=key` or a bare key: the key alone is secret.
+                    values += [item, item.partition("=")[2]] if "=" in item else [item]
+        return [v for v in values if v]
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -318,6 +346,8 @@ class Settings:
                 "PILOTHOUSE_SUMMARY_TIMEOUT",
                 LOCAL_SUMMARY_TIMEOUT if model.startswith("local:") else 60.0, low=0.1, high=3600
             ),
+            model_timeout_seconds=r.number(
+                "PILOTHOUSE_MODEL_TIMEOUT", default_model_timeout(model), low=0.1, high=7200),
             disabled_layers=disabled,
             tool_timeout_seconds=r.number("PILOTHOUSE_TOOL_TIMEOUT", 60.0, low=0.05, high=3600),
             model_call_limit=r.integer("PILOTHOUSE_MODEL_CALL_LIMIT", 25, minimum=1) or 25,
@@ -345,6 +375,7 @@ class Settings:
             github_rate_limit_max_wait=r.number("GITHUB_RATE_LIMIT_MAX_WAIT", 10.0, low=0,
                                                 high=3600),
             api_keys=_split(r.text("PILOTHOUSE_API_KEYS")),
+            admin_keys=_split(r.text("PILOTHOUSE_ADMIN_KEYS")),
             api_host=r.text("PILOTHOUSE_API_HOST") or "127.0.0.1",
             api_port=r.integer("PILOTHOUSE_API_PORT", 8080, minimum=1) or 8080,
             cors_origins=_split(r.text("PILOTHOUSE_CORS_ORIGINS")),

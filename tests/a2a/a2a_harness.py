@@ -51,9 +51,11 @@ async def serving(build: Callable[[str], Awaitable[Any]], port: int = 0) -> Asyn
 
 
 @asynccontextmanager
-async def a2a_client(url: str) -> AsyncIterator[Client]:
-    """An SDK client for the agent whose base URL is `url` (its card is fetched first)."""
-    async with httpx.AsyncClient(timeout=httpx.Timeout(None, connect=5)) as http:
+async def a2a_client(url: str, key: str | None = None) -> AsyncIterator[Client]:
+    """An SDK client for the agent whose base URL is `url` (its card is fetched first),
+    sending `key` as its bearer token when given."""
+    headers = {"Authorization": f"Bearer {key}"} if key else None
+    async with httpx.AsyncClient(timeout=httpx.Timeout(None, connect=5), headers=headers) as http:
         client = await ClientFactory(ClientConfig(httpx_client=http)).create_from_url(url)
         yield client
 

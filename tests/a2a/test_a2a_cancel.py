@@ -29,6 +29,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 
+from pilothouse.a2a.namespaces import ANONYMOUS, a2a_thread
 from pilothouse.a2a.publisher import TaskPublisher
 from pilothouse.a2a.server import ServedAgent
 from pilothouse.config import Settings
@@ -59,7 +60,7 @@ def hanging_agent(settings: Settings, setup: ModelSetup, started: asyncio.Event)
 
 
 async def assert_open_call_resolved(agent: ServedAgent, context_id: str) -> None:
-    history = await Conversation(agent.graph, f"argocd:{context_id}").history()
+    history = await Conversation(agent.graph, a2a_thread(ANONYMOUS, "argocd", context_id)).history()
     assert isinstance(history[-2], AIMessage) and history[-2].tool_calls
     result = history[-1]
     assert isinstance(result, ToolMessage)

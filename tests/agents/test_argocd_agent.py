@@ -68,13 +68,16 @@ async def test_real_sync_waits_for_approval_and_the_model_cannot_approve_itself(
                                    argocd_read_only=False)
     async with open_argocd_toolkit(settings) as toolkit:
         listing = next(t for t in toolkit.tools if t.name == "list_applications")
-        app = json.loads(await listing.ainvoke({"page": 1, "page_size": 1}))["items"][0]["name"]
+        # One application per decision: a sync still running would make the dry run fail.
+        items = json.loads(await listing.ainvoke({"page": 1, "page_size": 2}))["items"]
+        app = items[["approve", "reject"].index(decision)]["name"]
         # The model claims approval itself; only the person's decision may count.
         sync = tool_call("sync_application", name=app, dry_run=False, approved=True)
         setup = scripted_setup([sync, "Done."], window=32_000, settings=settings)
         graph = build_agent(settings, setup, tools=toolkit.tools, system_prompt=toolkit.prompt,
                             checkpointer=InMemorySaver(), approvals=toolkit.approvals,
-                            after_approval=toolkit.after_approval)
+                            after_approval=toolkit.after_approval,
+                            extra_middleware=toolkit.extra_middleware)
         conversation = Conversation(graph, f"sync-{decision}")
 
         first = [e async for e in conversation.ask(f"sync {app}")]

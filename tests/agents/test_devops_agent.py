@@ -72,6 +72,9 @@ async def test_allowed_command_runs_and_asking_command_waits_for_approval(
         second = [e async for e in conversation.ask("make a build folder")]
         assert kinds(second, "interrupt") and not kinds(second, "tool_result")
         assert not (workspace / "build").exists()
+        prompt = kinds(second, "interrupt")[0].data["value"]["description"]
+        assert f"command: {command}\n" in prompt
+        assert f"working directory: {workspace}\n" in prompt
 
         third = [e async for e in conversation.decide({"type": "approve"})]
         assert kinds(third, "tool_result")

@@ -11,6 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
+from pilothouse.a2a.namespaces import subagent_thread
 from pilothouse.a2a.subagent import InProcessSubAgent
 from pilothouse.agents.supervisor import build_supervisor
 from pilothouse.config import Settings
@@ -78,7 +79,7 @@ async def test_a_question_spanning_two_agents_asks_both_and_combines_their_answe
     # Each sub-agent got its own question, in its own thread of this conversation.
     assert "Which production apps are degraded?" in str(
         argocd_setup.chat_model.requests[0].messages[-1].content)  # type: ignore[attr-defined]
-    assert await Conversation(agents[1].graph, "github:s-1").history()
+    assert await Conversation(agents[1].graph, subagent_thread("github", "s-1")).history()
     assert [t.name for t in supervisor.tools] == ["ask_argocd", "ask_github"]
 
 
@@ -136,7 +137,7 @@ async def test_a_failing_or_slow_agent_gives_a_partial_answer_not_a_crash(
     assert "[ask_github:error] The github agent is unavailable: it did not answer within " \
            "0.5 s" in answer
     # The timed-out sub-agent's open tool call was resolved in its own conversation.
-    history = await Conversation(agents[1].graph, "github:s-3").history()
+    history = await Conversation(agents[1].graph, subagent_thread("github", "s-3")).history()
     assert history[-1].additional_kwargs["pilothouse"] == SYNTHETIC_TAG
 
 
@@ -163,7 +164,7 @@ async def test_a_sub_agents_approval_is_put_to_the_user_and_its_decision_passed_
     assert "The argocd agent asks: Restart this application?" in request["description"]
     answer = [e.text for e in second if e.kind == "answer"][-1]
     assert answer == "payments-api restarted."
-    restarted = [m for m in await Conversation(argocd, "argocd:s-4").history()
+    restarted = [m for m in await Conversation(argocd, subagent_thread("argocd", "s-4")).history()
                  if isinstance(m, ToolMessage)]
     assert restarted[-1].content == "payments-api restarted"
 

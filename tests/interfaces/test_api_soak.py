@@ -2,7 +2,9 @@
 
 The agent is the real Argo CD agent (its MCP server as a child process, the sandbox over HTTP)
 on a scripted model and real SQLite; questions go over HTTP to uvicorn with SSE answers. Memory
-is this process's resident size after a warm-up versus after all 200 questions.
+is this process's resident size after a warm-up versus after all 200 questions. Keys are set,
+as in production: every question is authenticated, and the conversations are the soak
+identity's alone.
 """
 
 from __future__ import annotations
@@ -61,11 +63,12 @@ async def test_two_hundred_questions_keep_memory_flat_and_never_fail(
                                     system_prompt=toolkit.prompt, name="argocd")
                 yield Assistant(graph, setup, toolkit.tools, "argocd")
 
-        app = make_app(open_agent)
+        app = make_app(open_agent, api_keys=["soak=soak-key", "other=other-key"])
         answers: list[str] = []
         baseline = 0
         with on_socket(app) as url:
-            async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+            async with httpx.AsyncClient(base_url=url, timeout=60,
+                                         headers={"Authorization": "Bearer soak-key"}) as client:
                 for number in range(1, QUESTIONS + 1):
                     thread = f"soak-{number % CONVERSATIONS}"
                     page = 1 + number % 41
@@ -80,6 +83,12 @@ async def test_two_hundred_questions_keep_memory_flat_and_never_fail(
                     if number == WARM_UP:
                         gc.collect()
                         baseline = resident_bytes()
+                listed = (await client.get("/conversations")).json()
+                assert listed["total"] == CONVERSATIONS
+                assert {c["owner"] for c in listed["conversations"]} == {"soak"}
+                other = await client.get("/conversations",
+                                         headers={"Authorization": "Bearer other-key"})
+                assert other.json()["total"] == 0
         gc.collect()
         growth = (resident_bytes() - baseline) / baseline
 

@@ -24,8 +24,8 @@ from pilothouse.config import Settings
 from pilothouse.models.local_chat import ChatLocalLlama, build_local_chat_model
 from pilothouse.models.local_engine import (
     ContextOverflowError,
+    GenerationStats,
     local_token_counter,
-    shared_engine,
     vocab_model,
 )
 from pilothouse.models.local_prompt import PLAIN_ANSWER_HINT, compact_tool, render_prompt
@@ -36,6 +36,7 @@ from pilothouse.models.local_weights import (
     ensure_local_model,
     sha256_file,
 )
+from pilothouse.models.local_worker import shared_engine
 
 pytestmark = pytest.mark.local_model
 
@@ -129,13 +130,18 @@ def test_grammars_are_accepted_by_llama_cpp(model: ChatLocalLlama) -> None:
 
     tools = [convert_to_openai_tool(t) for t in (status_tool([]), list_applications, deploy)]
     engine = shared_engine(model.model_path, model.n_ctx)
+
+    def one_token(grammar: str) -> None:  # through the worker, which checks it first
+        with engine.lock:
+            list(engine.generate("Hi", stats=GenerationStats(), max_tokens=1, grammar=grammar))
+
     for choice in ("auto", "required", "deploy"):
         for max_calls in (1, 4):
             grammar = build_grammar(tools, choice, max_calls)
             assert grammar is not None
-            engine._grammar(grammar)  # raises if llama.cpp cannot parse it
+            one_token(grammar)  # raises if llama.cpp cannot parse it
     with pytest.raises(ValueError, match="rejected"):
-        engine._grammar("root ::= undefined-rule")
+        one_token("root ::= undefined-rule")
 
 
 def test_agent_calls_the_tool_and_answers_from_its_result(model: ChatLocalLlama) -> None:

@@ -173,8 +173,18 @@ def test_one_call_per_turn_unless_parallel_calls_are_asked_for() -> None:
 
 def test_unsupported_schema_falls_back_to_any_object() -> None:
     weird = {"type": "function", "function": {"name": "w", "parameters": {"$ref": "#/nope"}}}
-    rules = _rules(build_grammar([weird], "required"))
-    assert "object" in rules and "call0-args" not in rules
+    anything = {"type": "function", "function": {"name": "w", "parameters": {"type": "object"}}}
+    assert _rules(build_grammar([weird], "required")) == _rules(
+        build_grammar([anything], "required")
+    )
+
+
+def test_argument_rules_of_each_tool_keep_their_own_names() -> None:
+    rules = _rules(build_grammar(TOOLS, "required"))
+    # Both tools' schemas define "root" and "space"; each tool's copy is its own.
+    assert {"call0-root", "call1-root", "call0-space", "call1-space"} <= set(rules)
+    assert "call1-root" in rules["call"] and "lines" in rules["call1-root"]
+    assert "lines" not in rules["call0-root"]
 
 
 def test_tool_choice_spellings() -> None:

@@ -112,7 +112,7 @@ async def test_tool_log_line_has_sizes_and_redacted_args_not_contents(
 
     (line,) = json_logs.events("tool call")
     assert line["tool"] == "get_application" and line["status"] == "ok"
-    assert '"token": "***"' in line["tool_args"] and "payments-api" in line["tool_args"]
+    assert '"token": "[REDACTED]"' in line["tool_args"] and "payments-api" in line["tool_args"]
     assert line["result_chars"] > 0 and line["agent"] == "argocd"
     assert "Healthy" not in json_logs.text, "tool results are sized, never logged"
     assert "ghp_abcdefghijklmnop" not in json_logs.text
@@ -136,7 +136,7 @@ def test_a2a_hop_carries_the_trace_from_client_to_server(spans: TracingSetup) ->
     assert served.parent.span_id == client.get_span_context().span_id
     assert server.get_span_context().trace_id == client.get_span_context().trace_id
     assert served.kind is SpanKind.SERVER and served.status.status_code is StatusCode.ERROR
-    assert served.status.description == "ValueError: bad token ***"
+    assert served.status.description == "ValueError: bad token [REDACTED]"
     (called,) = found["a2a message/send argocd"]
     assert attribute(called, "pilothouse.a2a.task_id") == "task-1"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
@@ -10,6 +11,10 @@ from a2a.types.a2a_pb2 import (
     AgentInterface,
     AgentProvider,
     AgentSkill,
+    HTTPAuthSecurityScheme,
+    SecurityRequirement,
+    SecurityScheme,
+    StringList,
 )
 from a2a.utils.constants import PROTOCOL_VERSION_CURRENT, TransportProtocol
 from langchain_core.tools import BaseTool
@@ -18,6 +23,8 @@ from pilothouse import __version__
 
 #: Where the REST (HTTP+JSON) binding lives under an agent's base URL.
 REST_SUFFIX = "rest"
+#: The card's name for the API-key scheme every call must satisfy when keys are configured.
+BEARER_SCHEME = "bearer"
 
 
 def _first_sentence(text: str, limit: int = 300) -> str:
@@ -40,15 +47,28 @@ def tool_skills(tools: Sequence[BaseTool], agent: str) -> list[AgentSkill]:
     ]
 
 
+def bearer_security() -> dict[str, Any]:
+    """The card fields saying: send `Authorization: Bearer <key>` on every call."""
+    return {
+        "security_schemes": {BEARER_SCHEME: SecurityScheme(
+            http_auth_security_scheme=HTTPAuthSecurityScheme(
+                scheme="bearer", description="A key from the server's PILOTHOUSE_API_KEYS."))},
+        "security_requirements": [SecurityRequirement(schemes={BEARER_SCHEME: StringList()})],
+    }
+
+
 def agent_card(
-    name: str, description: str, tools: Sequence[BaseTool], base_url: str
+    name: str, description: str, tools: Sequence[BaseTool], base_url: str, *,
+    requires_key: bool = False,
 ) -> AgentCard:
     """The card served at `<base_url>/.well-known/agent-card.json`.
 
     `base_url` ends with a slash: the JSON-RPC endpoint is the base itself, and Starlette would
-    answer a POST without the slash with a redirect no client follows.
+    answer a POST without the slash with a redirect no client follows. With `requires_key`
+    the card declares the bearer scheme callers must use (the card itself stays public).
     """
     base = base_url if base_url.endswith("/") else base_url + "/"
+    security: dict[str, Any] = bearer_security() if requires_key else {}
     return AgentCard(
         name=name,
         description=description,
@@ -64,6 +84,7 @@ def agent_card(
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=tool_skills(tools, name),
+        **security,
     )
 
 

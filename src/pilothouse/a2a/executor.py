@@ -1,10 +1,14 @@
 """Run an agent graph for A2A tasks: one `Conversation` per context, events mapped to A2A.
 
-Context id = conversation (thread `<agent>:<context id>`, so agents sharing one checkpointer
-never mix threads). A turn maps its events: answer text -> the `answer` artifact (streamed
-chunks, then the whole answer), tool calls, results, context and plan actions -> `working`
-status updates, an approval -> `input-required` (the next message, "approve" or
-"reject: reason", answers it), an error -> `failed` with the message and what to do.
+Context id = conversation, of the caller who sent it: thread `a2a:<caller>:<agent>:<context
+id>` (see `namespaces`), so agents sharing one checkpointer never mix threads, two callers never
+share one, and no caller reaches a supervisor's internal sub-agent threads. One turn runs at a
+time per conversation: a second message while a turn runs is refused with "busy" (the turn
+lock of `runtime.turn_locks`, the same one the REST API uses). A turn maps its events: answer
+text -> the `answer` artifact (streamed chunks, then the whole answer), tool calls, results,
+context and plan actions -> `working` status updates, an approval -> `input-required` (the
+next message, "approve" or "reject: reason", answers it), an error -> `failed` with the message
+and what to do.
 
 Cancelling a task (a cancel request, a client that went away, a closed queue) cancels the run:
 the graph stops, so no further model calls are made, and any tool call the run left open gets
@@ -20,19 +24,32 @@ from dataclasses import dataclass
 from typing import Any
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
-from a2a.types.a2a_pb2 import TaskState
+from a2a.types.a2a_pb2 import Message, TaskState
+from a2a.utils.errors import UnsupportedOperationError
 from langchain_core.messages import RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.graph.state import CompiledStateGraph
 
 from pilothouse.a2a.budget import BUDGET_METADATA_KEY, with_answer_budget
 from pilothouse.a2a.decisions import REPLY_HINT, describe_interrupt, parse_decision
+from pilothouse.a2a.namespaces import a2a_thread, caller_name
 from pilothouse.a2a.publisher import TaskPublisher
 from pilothouse.context.orphans import repair_tool_pairs
 from pilothouse.runtime.session import Conversation, Event
+from pilothouse.runtime.turn_locks import ConversationBusy, TurnLease, TurnLocks
 
 log = logging.getLogger("pilothouse.a2a")
+
+#: Where the request handler leaves the turn lease it claimed for the executor to adopt.
+LEASE_KEY = "pilothouse.turn_lease"
+
+
+def busy_error(context_id: str) -> UnsupportedOperationError:
+    return UnsupportedOperationError(
+        message=f"Conversation {context_id} is busy with another turn; retry after the "
+                "current turn ends.")
 
 
 async def resolve_open_tool_calls(conversation: Conversation) -> int:
@@ -48,34 +65,84 @@ async def resolve_open_tool_calls(conversation: Conversation) -> int:
 class ConversationExecutor(AgentExecutor):
     """The A2A side of one agent graph; `runs` holds the turns in flight by task id."""
 
-    def __init__(self, graph: CompiledStateGraph[Any, Any, Any, Any], *, agent: str) -> None:
+    def __init__(self, graph: CompiledStateGraph[Any, Any, Any, Any], *, agent: str,
+                 locks: TurnLocks | None = None) -> None:
         self.graph = graph
         self.agent = agent
+        self.locks = locks or TurnLocks()
         self.runs: dict[str, asyncio.Task[None]] = {}
 
-    def conversation(self, context_id: str) -> Conversation:
-        return Conversation(self.graph, f"{self.agent}:{context_id}")
+    def thread(self, caller: str, context_id: str) -> str:
+        return a2a_thread(caller, self.agent, context_id)
+
+    def conversation(self, context_id: str, caller: str | None = None) -> Conversation:
+        """The conversation of `caller`'s (default: the anonymous local caller's) context."""
+        return Conversation(self.graph, self.thread(caller or caller_name(None), context_id))
+
+    async def claim(self, message: Message, call: ServerCallContext) -> TurnLease | None:
+        """Claim the conversation `message` continues, before the SDK starts a task for it.
+
+        Raises the A2A "busy" error while another turn of it runs; None for a message that
+        names no context (a new conversation, or one known only by its task id: `execute`
+        claims those). The lease is left in the call's state for `execute` to adopt.
+        """
+        if not message.context_id:
+            return None
+        try:
+            lease = await self.locks.claim(self.thread(caller_name(call), message.context_id))
+        except ConversationBusy:
+            raise busy_error(message.context_id) from None
+        call.state[LEASE_KEY] = lease
+        return lease
+
+    def _adopt(self, context: RequestContext, thread: str) -> TurnLease | None:
+        call = context.call_context
+        lease = call.state.get(LEASE_KEY) if call is not None else None
+        if isinstance(lease, TurnLease) and lease.thread_id == thread \
+                and not lease.released.is_set():
+            lease.adopt()
+            return lease
+        lease = self.locks.try_claim(thread)
+        if lease is not None:
+            lease.adopt()
+        return lease
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Run one turn of the task's conversation and publish it."""
         task_id, context_id = str(context.task_id), str(context.context_id)
+        caller = caller_name(context.call_context)
         publisher = TaskPublisher(event_queue, task_id, context_id, agent=self.agent)
-        if context.current_task is None and context.message is not None:
-            await publisher.open_task(context.message)
-        await publisher.status(TaskState.TASK_STATE_WORKING)
-        turn = Turn(self.conversation(context_id), context.get_user_input(),
-                    _budget(context.metadata.get(BUDGET_METADATA_KEY)))
-        run = asyncio.create_task(self._run(turn, publisher), name=f"a2a-{self.agent}-{task_id}")
-        self.runs[task_id] = run
+        lease = self._adopt(context, self.thread(caller, context_id))
+        if lease is None:
+            if context.current_task is not None:
+                raise busy_error(context_id)  # the SDK answers the caller with it
+            if context.message is not None:
+                await publisher.open_task(context.message)
+            await publisher.status(TaskState.TASK_STATE_FAILED, busy_error(context_id).message)
+            return
         try:
-            await run
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if current is not None and current.cancelling():
-                raise  # execute itself was cancelled (server shutdown): the run went with it
-            # Only the run was cancelled: `cancel()` publishes the final status itself.
+            if context.current_task is None and context.message is not None:
+                await publisher.open_task(context.message)
+            await publisher.status(TaskState.TASK_STATE_WORKING)
+            turn = Turn(self.conversation(context_id, caller), context.get_user_input(),
+                        _budget(context.metadata.get(BUDGET_METADATA_KEY)))
+            run = asyncio.create_task(self._run(turn, publisher),
+                                      name=f"a2a-{self.agent}-{task_id}")
+            # Once the turn has published its end, a follow-up (an approval) may arrive
+            # before this frame releases the lease: it waits for the release, not "busy".
+            run.add_done_callback(lambda _: lease.client_left())
+            self.runs[task_id] = run
+            try:
+                await run
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise  # execute itself was cancelled (server shutdown): the run went too
+                # Only the run was cancelled: `cancel()` publishes the final status itself.
+            finally:
+                self.runs.pop(task_id, None)
         finally:
-            self.runs.pop(task_id, None)
+            lease.release()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Stop the task's run, then mark it canceled (the queue is still open here)."""

@@ -1,17 +1,23 @@
-"""The SDK's request handler, plus one rule: a stream abandoned mid-task cancels the task.
+"""The SDK's request handler, plus two rules: a stream abandoned mid-task cancels the task, and
+an unexpected failure reaches the caller as a reference, never as SQL or a stack trace.
 
 In a2a-sdk 1.x the agent runs in a background task; a client that disconnects only detaches its
 subscription, and the agent would go on calling the model for nobody. Here a streaming request
 that ends before its task reached a final or waiting state (completed, failed, canceled,
 input-required) cancels the task through the SDK's own cancel path, which stops the run and
 resolves its open tool calls (see `ConversationExecutor.cancel`). Logged once per task.
+
+Any exception that is not one of the protocol's own errors (a locked task database, a bug) is
+logged whole with a reference, and the caller gets an A2A internal error that carries only the
+reference; the SDK would otherwise put `str(exception)` (SQL included) in the response.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 from a2a.server.agent_execution.active_task import (
@@ -29,7 +35,15 @@ from a2a.types.a2a_pb2 import (
     TaskArtifactUpdateEvent,
     TaskStatusUpdateEvent,
 )
-from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
+from a2a.utils.errors import (
+    A2AError,
+    InternalError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+)
+
+from pilothouse.observability.incidents import internal_error_text, log_internal_error
+from pilothouse.runtime.turn_locks import TurnLease
 
 log = logging.getLogger("pilothouse.a2a")
 
@@ -61,17 +75,36 @@ class CancellingRequestHandler(DefaultRequestHandlerV2):
         self.agent = agent
         self._cancellations: set[asyncio.Task[None]] = set()
 
+    async def _claim_turn(self, params: SendMessageRequest,
+                          context: ServerCallContext) -> TurnLease | None:
+        # One turn per conversation: refused as busy before the SDK creates a task.
+        claim = getattr(self.agent_executor, "claim", None)
+        return None if claim is None else await claim(params.message, context)
+
+    async def on_message_send(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> Message | Task:
+        lease = await self._claim_turn(params, context)
+        try:
+            return await super().on_message_send(params, context)
+        finally:
+            if lease is not None and not lease.adopted:
+                lease.release()  # the executor never ran (the request failed first)
+
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[Event, None]:
         task_id: str | None = params.message.task_id or None
         settled = False
+        lease = await self._claim_turn(params, context)
         try:
             async for event in super().on_message_send_stream(params, context):
                 task_id = task_id or _task_id(event)
                 settled = _settles(event)
                 yield event
         finally:
+            if lease is not None and not lease.adopted:
+                lease.release()  # the executor never ran (the request failed first)
             if not settled and task_id is not None:
                 self._cancel_later(task_id, context)
 
@@ -96,3 +129,53 @@ class CancellingRequestHandler(DefaultRequestHandlerV2):
         if self._cancellations:
             await asyncio.gather(*self._cancellations, return_exceptions=True)
         await super().aclose()
+
+
+def _internal(method: str, error: BaseException) -> A2AError:
+    """The error a caller sees for `error`: protocol errors as they are, the rest referenced."""
+    if isinstance(error, A2AError) and not isinstance(error, InternalError):
+        return error
+    reference = log_internal_error(log, f"A2A {method} failed unexpectedly", error)
+    return InternalError(message=internal_error_text(reference))
+
+
+def _guard_call(method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    @functools.wraps(method)
+    async def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await method(*args, **kwargs)
+        except Exception as error:
+            safe = _internal(method.__name__, error)
+            if safe is error:
+                raise
+            raise safe from None
+    return guarded
+
+
+def _guard_stream(method: Callable[..., AsyncGenerator[Any, None]]
+                  ) -> Callable[..., AsyncGenerator[Any, None]]:
+    @functools.wraps(method)
+    async def guarded(*args: Any, **kwargs: Any) -> AsyncGenerator[Any, None]:
+        try:
+            async for event in method(*args, **kwargs):
+                yield event
+        except Exception as error:
+            safe = _internal(method.__name__, error)
+            if safe is error:
+                raise
+            raise safe from None
+    return guarded
+
+
+_CALLS = ("on_get_task", "on_list_tasks", "on_cancel_task", "on_message_send",
+          "on_create_task_push_notification_config", "on_get_task_push_notification_config",
+          "on_list_task_push_notification_configs", "on_delete_task_push_notification_config",
+          "on_get_extended_agent_card")
+_STREAMS = ("on_message_send_stream", "on_subscribe_to_task")
+
+# Wrapped after the class body, so overrides defined in it (or added later above) are covered.
+for _name in _CALLS:
+    setattr(CancellingRequestHandler, _name, _guard_call(getattr(CancellingRequestHandler, _name)))
+for _name in _STREAMS:
+    setattr(CancellingRequestHandler, _name,
+            _guard_stream(getattr(CancellingRequestHandler, _name)))

@@ -3,7 +3,9 @@
 The card is fetched on first use and again after `card_ttl_seconds` or any connection failure,
 so an agent that was down when the supervisor started (or restarted since) is picked up on the
 next call. A call is bounded by `timeout_seconds`; a timed-out task is cancelled on the remote
-side. Every failure becomes a reply that names the agent and the reason.
+side. Every failure becomes a reply that names the agent and the reason. With an `api_key`
+(PILOTHOUSE_AGENTS_<NAME>_KEY) every request carries `Authorization: Bearer <key>`, as the
+agent's card asks; the remote agent files the supervisor's tasks under that key's identity.
 """
 
 from __future__ import annotations
@@ -81,14 +83,16 @@ class RemoteSubAgent:
 
     def __init__(self, name: str, url: str, *, description: str = "",
                  timeout_seconds: float = 180.0, connect_timeout_seconds: float = 5.0,
-                 card_ttl_seconds: float = 60.0) -> None:
+                 card_ttl_seconds: float = 60.0, api_key: str | None = None) -> None:
         self.name = name
         self.url = url.rstrip("/") + "/"
         self.description = description or f"The {name} agent at {self.url}"
         self.timeout_seconds = timeout_seconds
         self.card_ttl_seconds = card_ttl_seconds
         # No read timeout: an agent may think between events; `timeout_seconds` bounds a call.
-        self._http = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=connect_timeout_seconds))
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
+        self._http = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=connect_timeout_seconds),
+                                       headers=headers)
         self._client: Client | None = None
         self._fetched_at = 0.0
 

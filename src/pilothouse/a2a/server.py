@@ -3,6 +3,12 @@
 `/a2a/<name>/` is an agent's base URL: its card at `.well-known/agent-card.json`, JSON-RPC at
 the base itself, the REST binding under `rest/`. `/.well-known/agent-card.json` at the root is
 the card of the entry agent (the supervisor, or the one agent served alone).
+
+Authentication is not here: `pilothouse serve` puts one middleware in front of every route
+(see `interfaces.api.security`), which sets the request's user; the SDK passes it to the
+handler in the call context, and every task is stored under that caller's name, so a caller
+lists, reads, continues, subscribes to and cancels only its own tasks (another's is "task not
+found").
 """
 
 from __future__ import annotations
@@ -27,8 +33,10 @@ from starlette.routing import BaseRoute, Mount
 from pilothouse.a2a.card import REST_SUFFIX, agent_card
 from pilothouse.a2a.executor import ConversationExecutor
 from pilothouse.a2a.handler import CancellingRequestHandler
+from pilothouse.a2a.namespaces import caller_name
 from pilothouse.a2a.publisher import install_queue_log_filter
 from pilothouse.a2a.store import agent_task_store
+from pilothouse.runtime.turn_locks import TurnLocks
 
 
 @dataclass
@@ -57,14 +65,21 @@ def agent_path(name: str) -> str:
     return f"/a2a/{name}"
 
 
-async def agent_endpoint(agent: ServedAgent, engine: AsyncEngine, public_url: str,
+async def agent_endpoint(agent: ServedAgent, engine: AsyncEngine, public_url: str, *,
+                         locks: TurnLocks | None = None, requires_key: bool = False,
                          ) -> AgentEndpoint:
-    """The endpoint of `agent`, its tasks kept in its own table of `engine`'s database."""
+    """The endpoint of `agent`, its tasks kept in its own table of `engine`'s database.
+
+    `locks` are the process's running turns (shared with the REST API); `requires_key`
+    makes the card declare the bearer scheme the server's middleware enforces.
+    """
     path = agent_path(agent.name)
     card = agent_card(agent.name, agent.description, agent.tools,
-                      public_url.rstrip("/") + path + "/")
-    executor = ConversationExecutor(agent.graph, agent=agent.name)
+                      public_url.rstrip("/") + path + "/", requires_key=requires_key)
+    executor = ConversationExecutor(agent.graph, agent=agent.name, locks=locks)
     store = await agent_task_store(engine, agent.name)
+    store.owner_resolver = caller_name  # the anonymous caller too gets a name, not ''
+
     # A task parked waiting for an approval is released from memory after five idle minutes;
     # the approval, when it comes, recreates it from the task store.
     handler = CancellingRequestHandler(executor, store, card, agent=agent.name,

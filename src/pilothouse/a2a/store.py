@@ -8,19 +8,25 @@ replica of an agent shares the table: a task outlives the process that ran it.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from a2a.helpers import new_text_part
 from a2a.server.models import TaskModel, create_task_model
 from a2a.server.tasks import DatabaseTaskStore
-from sqlalchemy import event
+from a2a.types.a2a_pb2 import Message, Role, TaskState, TaskStatus
+from sqlalchemy import event, select
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
 
 from pilothouse.config import Settings
 from pilothouse.errors import ConfigurationError
+
+log = logging.getLogger("pilothouse.a2a")
 
 
 def task_database_url(settings: Settings) -> str:
@@ -88,9 +94,49 @@ def _task_model(table: str) -> type[TaskModel]:
     return _TASK_MODELS[table]
 
 
+#: What a task interrupted by a crash says, for the client polling it.
+INTERRUPTED_REASON = "The server stopped during this task; ask again."
+_UNFINISHED = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
+
+
+async def fail_interrupted_tasks(store: DatabaseTaskStore) -> list[str]:
+    """Mark tasks a dead process left submitted or working as failed; return their ids.
+
+    Run at start-up, before the server takes requests: with SQLite the file belongs to this
+    one process, so no run of those tasks can still be alive. Owners, history and artifacts
+    (a partial answer) are kept; only the status changes, with the reason as its message.
+    """
+    model = store.task_model
+    failed: list[str] = []
+    async with store.async_session_maker.begin() as session:
+        rows = (await session.execute(select(model).where(
+            model.protocol_version == "1.0",
+            model.status["state"].as_string().in_(_UNFINISHED)))).scalars().all()
+        for row in rows:
+            task = store._from_orm(row)  # the SDK's own row <-> proto mapping
+            status = TaskStatus(state=TaskState.TASK_STATE_FAILED)
+            status.timestamp.FromDatetime(datetime.now(UTC))
+            status.message.CopyFrom(Message(
+                role=Role.ROLE_AGENT, message_id=f"{task.id}-interrupted", task_id=task.id,
+                context_id=task.context_id, parts=[new_text_part(INTERRUPTED_REASON)]))
+            task.status.CopyFrom(status)
+            await session.merge(store._to_orm(task, row.owner))
+            failed.append(task.id)
+    return failed
+
+
 async def agent_task_store(engine: AsyncEngine, agent: str) -> DatabaseTaskStore:
-    """The task table of one agent (created if missing)."""
+    """The task table of one agent (created if missing), with crash leftovers failed.
+
+    With PostgreSQL, replicas share the table and another one may be running those tasks
+    right now, so only SQLite (one process per file) fails them at start-up.
+    """
     store = DatabaseTaskStore(engine)
     store.task_model = _task_model(f"a2a_tasks_{agent}")
     await store.initialize()
+    if engine.dialect.name == "sqlite":
+        failed = await fail_interrupted_tasks(store)
+        if failed:
+            log.warning("Marked %d task(s) of the %s agent failed: the server stopped while "
+                        "they ran (%s).", len(failed), agent, ", ".join(failed[:10]))
     return store

@@ -19,7 +19,9 @@ from langgraph.graph.state import CompiledStateGraph
 from pilothouse.a2a.budget import with_answer_budget
 from pilothouse.a2a.decisions import describe_interrupt
 from pilothouse.a2a.executor import resolve_open_tool_calls
+from pilothouse.a2a.namespaces import subagent_thread
 from pilothouse.runtime.session import Conversation, Event
+from pilothouse.runtime.turn_locks import TurnLocks
 
 ReplyState = Literal["completed", "input_required", "failed"]
 
@@ -65,7 +67,12 @@ def unavailable(agent: str, reason: str) -> SubAgentReply:
 
 
 class InProcessSubAgent:
-    """A sub-agent whose graph runs in this process (threads `<name>:<supervisor thread>`)."""
+    """A sub-agent whose graph runs in this process (threads `sub:<name>:<supervisor thread>`,
+    which no caller can address from outside).
+
+    Two calls for one supervisor thread at once (parallel tool calls) take turns: their
+    messages would otherwise interleave in the sub-agent's conversation.
+    """
 
     def __init__(self, name: str, description: str,
                  graph: CompiledStateGraph[Any, Any, Any, Any], *,
@@ -74,9 +81,10 @@ class InProcessSubAgent:
         self.description = description
         self.graph = graph
         self.timeout_seconds = timeout_seconds
+        self._turns = TurnLocks()
 
     def _conversation(self, thread_id: str) -> Conversation:
-        return Conversation(self.graph, f"{self.name}:{thread_id}")
+        return Conversation(self.graph, subagent_thread(self.name, thread_id))
 
     async def ask(self, question: str, thread_id: str, *,
                   budget_tokens: int | None = None) -> SubAgentReply:
@@ -99,7 +107,8 @@ class InProcessSubAgent:
                        events: AsyncIterator[Event]) -> SubAgentReply:
         answer, approvals, error = "", [], None
         try:
-            async with asyncio.timeout(self.timeout_seconds):
+            async with asyncio.timeout(self.timeout_seconds), \
+                    self._turns.queued(conversation.thread_id):
                 async for event in events:
                     if event.kind == "answer":
                         answer = event.text

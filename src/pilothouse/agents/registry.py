@@ -1,9 +1,11 @@
 """Which agents exist and where each runs: in this process, or at an A2A URL.
 
 `PILOTHOUSE_AGENTS_<NAME>_URL` (e.g. `PILOTHOUSE_AGENTS_ARGOCD_URL=http://argocd:8080/a2a/argocd`)
-makes the supervisor call that agent over A2A; without it the agent runs in process when it is
-configured (Argo CD by ARGOCD_URL, GitHub by GITHUB_TOKEN or GITHUB_API_URL, DevOps by
-PILOTHOUSE_WORKSPACE: a server should not open a shell on whatever directory it started in).
+makes the supervisor call that agent over A2A (with `PILOTHOUSE_AGENTS_<NAME>_KEY`, the API
+key the agent's server gave the supervisor, sent as a bearer token); without it the agent runs
+in process when it is configured (Argo CD by ARGOCD_URL, GitHub by GITHUB_TOKEN or
+GITHUB_API_URL, DevOps by PILOTHOUSE_WORKSPACE: a server should not open a shell on whatever
+directory it started in).
 A specialist that fails to start is left out of the supervisor with the reason in the log.
 """
 
@@ -66,12 +68,13 @@ class Topology:
 
     urls: dict[str, str] = field(default_factory=dict)
     configured: frozenset[str] = frozenset()
+    keys: dict[str, str] = field(default_factory=dict, repr=False)
     timeout_seconds: float = 180.0
     answer_tokens: int | None = None
 
     @classmethod
     def from_env(cls, settings: Settings, env: Mapping[str, str] | None = None) -> Topology:
-        """Read PILOTHOUSE_AGENTS_<NAME>_URL, _TIMEOUT and _ANSWER_TOKENS.
+        """Read PILOTHOUSE_AGENTS_<NAME>_URL and _KEY, _TIMEOUT and _ANSWER_TOKENS.
 
         Stands in until `Settings` has these fields (config.py is not this module's to change).
         """
@@ -83,6 +86,8 @@ class Topology:
                 raise ConfigurationError(
                     f"PILOTHOUSE_AGENTS_{name.upper()}_URL={url!r} is not an http(s) URL.",
                     hint=f"e.g. http://{name}:8080/a2a/{name}")
+        keys = {name: key.strip() for name in urls
+                if (key := env.get(f"PILOTHOUSE_AGENTS_{name.upper()}_KEY", "")).strip()}
         configured = set()
         if env.get("PILOTHOUSE_WORKSPACE", "").strip():
             configured.add("devops")
@@ -90,7 +95,7 @@ class Topology:
             configured.add("argocd")
         if any(env.get(k, "").strip() for k in ("GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL")):
             configured.add("github")
-        return cls(urls=urls, configured=frozenset(configured),
+        return cls(urls=urls, configured=frozenset(configured), keys=keys,
                    timeout_seconds=_number(env, "PILOTHOUSE_AGENTS_TIMEOUT", 180.0),
                    answer_tokens=int(_number(env, "PILOTHOUSE_AGENTS_ANSWER_TOKENS", 0)) or None)
 
@@ -150,7 +155,8 @@ async def open_supervisor(
         for name, spec in SPECIALISTS.items():
             if name in topology.urls:
                 remote = RemoteSubAgent(name, topology.urls[name], description=spec.description,
-                                        timeout_seconds=topology.timeout_seconds)
+                                        timeout_seconds=topology.timeout_seconds,
+                                        api_key=topology.keys.get(name))
                 stack.push_async_callback(remote.aclose)
                 agents.append(remote)
                 continue

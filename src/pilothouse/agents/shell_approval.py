@@ -42,7 +42,11 @@ class ShellPolicy:
     def describe(self, tool_call: Any, state: Any, runtime: Any) -> str:
         command = str(tool_call["args"].get("command", ""))
         decision = check_command(command, workspace=self.workspace, policy_file=self.policy_file)
-        return f"Run `{command}` in {self.workspace}? ({decision.reason})"
+        # The exact text the signed token will cover, and where it starts: the shell server
+        # runs every command from the workspace (a `cd` inside it can only stay within).
+        return (f"Run this command?\n  command: {command}\n"
+                f"  working directory: {self.workspace}\n  why it needs approval: "
+                f"{decision.reason}")
 
     def approval(self) -> dict[str, InterruptOnConfig]:
         return {SHELL_TOOL: InterruptOnConfig(

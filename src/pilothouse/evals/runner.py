@@ -17,6 +17,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from pilothouse.a2a.namespaces import subagent_thread
 from pilothouse.context.events import TALLY
 from pilothouse.evals.cases import Case, Turn
 from pilothouse.evals.checks import Check, TurnOutcome, check_turn
@@ -164,7 +165,7 @@ class CaseRunner:
         """
         count = 0
         for name, agent in self.world.specialists.items():
-            history = await Conversation(agent.graph, f"{name}:{thread}").history()
+            history = await Conversation(agent.graph, subagent_thread(name, thread)).history()
             count += sum(1 for m in history if isinstance(m, ToolMessage)
                          and '"total_matches"' in (text := message_text(m)) and '"error"' in text)
         return count

@@ -1,10 +1,16 @@
-"""`pilothouse doctor`: what is configured, and whether each part works here."""
+"""`pilothouse doctor`: what is configured, and whether each part works here.
+
+For the local model it goes as far as running it: a probe process loads the model and decodes
+one token (`local_probe`), so a llama.cpp build this CPU cannot run is named, with its fix,
+instead of crashing the first conversation.
+"""
 
 from __future__ import annotations
 
 import importlib.util
 import os
 import tempfile
+from pathlib import Path
 
 from pilothouse.config import Settings
 from pilothouse.errors import PilothouseError
@@ -39,6 +45,21 @@ def _local_model(settings: Settings) -> list[Check]:
         checks.append(("local model file", True, f"{path} ({size:,} bytes, verified)"))
     except PilothouseError as error:
         checks.append(("local model file", False, f"{error.message} {error.hint or ''}"))
+        return checks
+    if has_llama:
+        checks.extend(_model_runs(path, settings.local_threads))
+    return checks
+
+
+def _model_runs(path: Path, threads: int | None) -> list[Check]:
+    """Load the model and decode one token in a probe process (a crash there is reported)."""
+    from pilothouse.models.local_probe import run_probe
+
+    probe = run_probe(path, threads)
+    checks: list[Check] = []
+    if probe.cpu_features:
+        checks.append(("llama.cpp CPU features", True, probe.cpu_features))
+    checks.append(("local model runs", probe.ok, probe.detail))
     return checks
 
 

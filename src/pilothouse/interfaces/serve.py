@@ -4,6 +4,10 @@ Without `--agent` every configured specialist runs here with the supervisor over
 ones by PILOTHOUSE_AGENTS_<NAME>_URL stay remote); each agent answers at `/a2a/<name>/`, and
 the supervisor's card is also at `/.well-known/agent-card.json`. `--agent NAME` (repeatable)
 runs just those, so agents scale out as separate services behind one supervisor.
+
+Every mode puts one authentication middleware in front of every route (REST API, web UI, A2A
+JSON-RPC and REST bindings): keys from PILOTHOUSE_API_KEYS / PILOTHOUSE_ADMIN_KEYS, or, without
+keys, this machine only, and then a non-loopback bind is refused before anything starts.
 """
 
 from __future__ import annotations
@@ -34,8 +38,11 @@ from pilothouse.agents.registry import (
 )
 from pilothouse.config import Settings
 from pilothouse.errors import ConfigurationError, PilothouseError
+from pilothouse.interfaces.api.identity import KeyRing
+from pilothouse.interfaces.api.security import AuthMiddleware, check_exposure
 from pilothouse.models.registry import ModelSetup, setup_model
 from pilothouse.runtime.checkpoint import open_checkpointer
+from pilothouse.runtime.turn_locks import TurnLocks
 
 log = logging.getLogger("pilothouse.serve")
 
@@ -60,8 +67,9 @@ class ApiAgent:
 
 
 def with_api(settings: Settings, a2a: Starlette, entry: ApiAgent, *, host: str,
-             api_keys: Sequence[str]) -> Any:
-    """The REST API and web UI at `/` over `entry`, the A2A routes behind them."""
+             keyring: KeyRing, locks: TurnLocks) -> Any:
+    """The REST API and web UI at `/` over `entry`, the A2A routes behind them (and behind
+    the API's authentication)."""
     from pilothouse.interfaces.api.app import create_api_app
     from pilothouse.interfaces.api.server import registry_path
 
@@ -69,7 +77,7 @@ def with_api(settings: Settings, a2a: Starlette, entry: ApiAgent, *, host: str,
     async def open_agent() -> AsyncIterator[ApiAgent]:
         yield entry  # already open: the serve process owns its lifetime
 
-    return create_api_app(open_agent, api_keys=api_keys, bind_host=host,
+    return create_api_app(open_agent, keyring=keyring, bind_host=host, locks=locks,
                           registry_path=registry_path(settings), fallback=a2a)
 
 
@@ -88,14 +96,20 @@ def agents_to_run(requested: Sequence[str] | None, topology: Topology) -> list[s
 async def open_serve_app(
     settings: Settings, *, public_url: str, agents: Sequence[str] | None = None,
     topology: Topology | None = None, model: ModelSetup | None = None,
-    api: bool = False, host: str = "127.0.0.1", api_keys: Sequence[str] = (),
+    api: bool = False, host: str = "127.0.0.1", api_keys: Sequence[str] | None = None,
 ) -> AsyncIterator[ServeApp]:
     """Open the agents (tool servers, checkpointer, task store) and the app serving them.
 
     A specialist that fails to start is left out with an error in the log when it was not
     asked for by name; asked for by name (`--agent`), its failure is fatal. With `api` the
     REST API and web UI answer at `/` over the entry agent (the supervisor when it runs).
+    Callers are identified by `api_keys` (default: the settings') and the settings' admin
+    keys; without any, a non-loopback `host` is refused (ConfigurationError) first.
     """
+    keyring = KeyRing.parse(settings.api_keys if api_keys is None else api_keys,
+                            settings.admin_keys)
+    check_exposure(keyring, host)
+    locks = TurnLocks()  # one turn per conversation, whichever door it comes in by
     topology = topology or Topology.from_env(settings)
     names = agents_to_run(agents, topology)
     async with AsyncExitStack() as stack:
@@ -124,7 +138,9 @@ async def open_serve_app(
                 open_supervisor(settings, model, checkpointer, usable, served))
         if not served:
             raise ConfigurationError("No agent could start.", hint="See the errors above.")
-        endpoints = [await agent_endpoint(a, engine, public_url) for a in served.values()]
+        endpoints = [await agent_endpoint(a, engine, public_url, locks=locks,
+                                          requires_key=bool(keyring))
+                     for a in served.values()]
         for endpoint in endpoints:
             # Also here: a lifespan of the A2A app does not run when it sits behind the API.
             stack.push_async_callback(endpoint.handler.aclose)
@@ -133,7 +149,9 @@ async def open_serve_app(
         if api:
             agent = served[entry]
             app = with_api(settings, app, ApiAgent(agent.graph, model, agent.tools, agent.name),
-                           host=host, api_keys=api_keys)
+                           host=host, keyring=keyring, locks=locks)
+        else:
+            app = AuthMiddleware(app, keyring)
         yield ServeApp(app, endpoints, failed)
 
 
@@ -157,7 +175,7 @@ def default_public_url(host: str, port: int) -> str:
 
 
 async def run_server(settings: Settings, *, host: str, port: int, public_url: str,
-                     agents: Sequence[str] | None, api: bool, api_keys: Sequence[str],
+                     agents: Sequence[str] | None, api: bool, api_keys: Sequence[str] | None,
                      err: Console) -> None:
     """Serve until SIGINT/SIGTERM, then close every agent cleanly."""
     async with open_serve_app(settings, public_url=public_url, agents=agents, api=api,
@@ -188,24 +206,26 @@ def serve_command(
                                "runs here).")] = None,
     api_keys: Annotated[str, typer.Option(
         envvar="PILOTHOUSE_API_KEYS", show_envvar=True,
-        help="Comma-separated keys the REST API requires (needed off 127.0.0.1).")] = "",
+        help="Comma-separated API keys, each name=key or a bare key; every route that does "
+             "work requires one (needed off 127.0.0.1).")] = "",
 ) -> None:
     """Serve the supervisor and agents over A2A (each at /a2a/<name>/) until Ctrl-C."""
     from pilothouse.observability.logging import configure_logging
+    from pilothouse.redaction import Redactor
 
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)  # an error stays one line, whatever the width
     try:
         settings = Settings.from_env()
-        configure_logging(settings.log_level, settings.log_json)
+        configure_logging(settings.log_level, settings.log_json,
+                          redactor=Redactor(settings.secret_values()))
         url = (public_url or default_public_url(host, port)).rstrip("/")
         keys = [k.strip() for k in api_keys.split(",") if k.strip()]
         with_api_ui = api if api is not None else (not agent or SUPERVISOR in agent)
         asyncio.run(run_server(settings, host=host, port=port, public_url=url, agents=agent,
                                api=with_api_ui, api_keys=keys, err=err))
     except PilothouseError as error:
-        err.print(f"[bold red]Error:[/] {error.message}", highlight=False)
-        if error.hint:
-            err.print(f"[yellow]What to do:[/] {error.hint}", highlight=False)
+        hint = f" [yellow]What to do:[/] {error.hint}" if error.hint else ""
+        err.print(f"[bold red]Error:[/] {error.message}{hint}", highlight=False)
         raise typer.Exit(2) from None
 
 

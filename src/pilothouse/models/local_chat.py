@@ -1,8 +1,9 @@
-"""`ChatLocalLlama`: the offline default chat model, llama.cpp in process, with tool calling.
+"""`ChatLocalLlama`: the offline default chat model, llama.cpp in a worker, with tool calling.
 
-The pieces: `local_weights` assembles the GGUF, `local_engine` owns the shared `Llama`,
-`local_prompt` renders Qwen2.5's chat format, `local_toolcalls` constrains and parses calls,
-`local_turn` decides how a turn runs. This module is the LangChain face of all that.
+The pieces: `local_weights` assembles the GGUF, `local_engine` runs llama.cpp inside the
+worker process `local_worker` starts and talks to over a pipe, `local_prompt` renders Qwen2.5's
+chat format, `local_toolcalls` constrains and parses calls, `local_turn` decides how a turn
+runs. This module is the LangChain face of all that.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from pilothouse.config import Settings
-from pilothouse.models.local_engine import local_token_counter, shared_engine, vocab_model
+from pilothouse.models.local_engine import local_token_counter, vocab_model
 from pilothouse.models.local_prompt import render_prompt
 from pilothouse.models.local_toolcalls import MAX_PARALLEL_CALLS
 from pilothouse.models.local_turn import (
@@ -40,15 +41,18 @@ from pilothouse.models.local_turn import (
     run_turn,
 )
 from pilothouse.models.local_weights import ProgressCallback, ensure_local_model
+from pilothouse.models.local_worker import shared_engine
 
 __all__ = ["ChatLocalLlama", "build_local_chat_model", "local_token_counter"]
 
 
 class ChatLocalLlama(BaseChatModel):
-    """A LangChain chat model over an in-process `llama_cpp.Llama` (Qwen2.5 chat format).
+    """A LangChain chat model over `llama_cpp.Llama` in a worker process (Qwen2.5 chat format).
 
-    Instances are cheap: the loaded model is shared per (file, n_ctx) by `local_engine`, and
-    calls from any thread or event loop are serialized on it. Deterministic by default
+    Instances are cheap: the worker is shared per (file, n_ctx) by `local_worker`, and calls
+    from any thread or event loop are serialized on it. Token counting stays here, on a
+    vocabulary-only load (no weights, no compute). If the worker dies, the call raises
+    `LocalModelCrashedError` and the next call starts a new one. Deterministic by default
     (temperature 0, greedy decoding).
     """
 

@@ -1,10 +1,10 @@
-"""The in-process llama.cpp runtime behind the local chat model.
+"""The llama.cpp runtime behind the local chat model; it runs inside the model worker process.
 
-One `Llama` per (file, context size) is loaded lazily and shared by every chat model instance,
-because loading costs ~1.5 s and 1.9 GiB. llama.cpp contexts are not thread safe, so callers
-hold `LocalEngine.lock` for a whole turn (which may take two generations). Prompt processing is
-the slow part on CPU (~90 tokens/s), so the engine keeps the KV cache of the last prompt and, when
-a turn switches to a different prompt, snapshots the old one so the next turn can resume it.
+One `Llama` is loaded lazily per engine (~1.5 s, 1.9 GiB). llama.cpp contexts are not thread
+safe; `local_worker` serializes turns on its lock and runs this engine in a child process, so a
+native fault in llama.cpp kills the worker, never the agent. Prompt processing is the slow part
+on CPU (~90 tokens/s), so the engine keeps the KV cache of the last prompt and, when a turn
+switches to a different prompt, snapshots the old one so the next turn can resume it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import atexit
 import codecs
 import contextlib
-import ctypes
 import io
 import os
 import threading
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pilothouse.errors import ConfigurationError, ModelProviderError
+from pilothouse.models import local_llama_adapter as adapter
 
 # Keep this many tokens free for the answer before calling a prompt too long.
 MIN_ANSWER_TOKENS = 256
@@ -43,6 +43,7 @@ class ContextOverflowError(ModelProviderError):
         )
         self.prompt_tokens = prompt_tokens
         self.context_tokens = context_tokens
+        self.reserved = reserved
 
 
 @dataclass
@@ -117,7 +118,7 @@ class LocalEngine:
         llama-cpp-python add a NULL sampler and crash the process instead of raising."""
         if text not in self._grammars:
             llama_cpp = _import_llama()
-            vocab = self.llama._model.vocab
+            vocab = llama_cpp.llama_model_get_vocab(self.llama.model)
             sampler = llama_cpp.llama_sampler_init_grammar(vocab, text.encode(), b"root")
             if not sampler:
                 raise ValueError("llama.cpp rejected the tool-call grammar")
@@ -128,34 +129,18 @@ class LocalEngine:
         return self._grammars[text]
 
     # -- KV snapshots ------------------------------------------------------------------------
-    # These use llama-cpp-python's `input_ids`/`n_tokens` bookkeeping (pinned <0.4 in
-    # pyproject) with llama.cpp's per-sequence state API. Any failure disables them: they are
-    # an optimization, never a reason to fail a turn.
+    # Through `local_llama_adapter` (llama.cpp's per-sequence state API). Any failure disables
+    # them: they are an optimization, never a reason to fail a turn.
 
     def _snapshot(self) -> None:
-        llama_cpp = _import_llama()
-        llm = self.llama
-        size = llama_cpp.llama_state_seq_get_size(llm._ctx.ctx, 0)
-        buf = (ctypes.c_uint8 * size)()
-        written = llama_cpp.llama_state_seq_get_data(llm._ctx.ctx, buf, size, 0)
-        key = tuple(int(t) for t in llm.input_ids[: llm.n_tokens])
-        self._snapshots[key] = bytes(buf)[:written]
+        key, data = adapter.save_sequence(self.llama, _import_llama())
+        self._snapshots[key] = data
         self._snapshots.move_to_end(key)
         while sum(len(v) for v in self._snapshots.values()) > SNAPSHOT_BUDGET_BYTES:
             self._snapshots.popitem(last=False)
 
     def _restore(self, key: tuple[int, ...]) -> None:
-        llama_cpp = _import_llama()
-        llm = self.llama
-        data = self._snapshots[key]
-        buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
-        if not llama_cpp.llama_state_seq_set_data(llm._ctx.ctx, buf, len(data), 0):
-            raise RuntimeError("llama_state_seq_set_data failed")
-        llm.input_ids[: len(key)] = key
-        llm.n_tokens = len(key)
-        # The logits in memory belong to another prompt: generate() must decode at least one
-        # token before sampling, which it does when this flag is set.
-        llm._requires_eval = True
+        adapter.restore_sequence(self.llama, _import_llama(), key, self._snapshots[key])
         self._snapshots.move_to_end(key)
 
     def _reuse_best_prefix(self, tokens: list[int]) -> None:
@@ -163,7 +148,7 @@ class LocalEngine:
             return
         llm = self.llama
         try:
-            cached = [int(t) for t in llm.input_ids[: llm.n_tokens]]
+            cached = adapter.cached_tokens(llm)
             current = _common_prefix(cached, tokens)
             if len(cached) - current >= SNAPSHOT_MIN_TOKENS:
                 self._snapshot()
@@ -206,7 +191,7 @@ class LocalEngine:
         compiled = self._grammar(grammar) if grammar else None
         self._reuse_best_prefix(tokens)
         stats.prompt_tokens, stats.completion_tokens, stats.finish_reason = len(tokens), 0, "length"
-        vocab = llm._model.vocab
+        vocab = llama_cpp.llama_model_get_vocab(llm.model)
         im_start = llm.tokenize(_IM_START.encode(), add_bos=False, special=True)[0]
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         hold = max((len(s) for s in stop), default=1) - 1
@@ -235,26 +220,24 @@ class LocalEngine:
             yield text[sent:]
 
 
-_ENGINES: dict[tuple[str, int], LocalEngine] = {}
+_ENGINES: list[LocalEngine] = []
 _ENGINES_LOCK = threading.Lock()
 _VOCABS: dict[str, Any] = {}
 
 
-def shared_engine(path: Path | str, n_ctx: int, n_threads: int | None = None) -> LocalEngine:
-    """The process-wide engine for (file, context size); the model loads on first use."""
-    key = (str(Path(path).resolve()), n_ctx)
+def open_engine(path: Path | str, n_ctx: int, n_threads: int | None = None) -> LocalEngine:
+    """An engine in this process (the worker's, or a benchmark's); freed at exit."""
+    engine = LocalEngine(Path(path).resolve(), n_ctx, n_threads)
     with _ENGINES_LOCK:
-        engine = _ENGINES.get(key)
-        if engine is None:
-            engine = _ENGINES[key] = LocalEngine(Path(key[0]), n_ctx, n_threads)
-        return engine
+        _ENGINES.append(engine)
+    return engine
 
 
 @atexit.register
 def _close_all() -> None:
     """Free llama.cpp models while the interpreter is still whole: left to module teardown,
     `Llama.__del__` runs after llama_cpp's globals are gone and prints a traceback."""
-    for engine in list(_ENGINES.values()):
+    for engine in list(_ENGINES):
         # Never free a model under a generation still running in some thread.
         if engine._llama is not None and engine.lock.acquire(timeout=5):
             engine._llama.close()

@@ -28,19 +28,44 @@ def _literal(text: str) -> str:
     return json.dumps(text)  # a JSON string literal is also a valid GBNF literal
 
 
-def _arguments_rules(converter: Any, schema: dict[str, Any], name: str) -> str:
-    """Add GBNF rules for one tool's arguments; fall back to any JSON object if the schema
-    uses features llama.cpp's converter does not handle (the tool validates args anyway)."""
-    from llama_cpp.llama_grammar import PRIMITIVE_RULES
+# One GBNF token: a string literal, a character class, a repetition count, a rule name.
+_GBNF_TOKEN = re.compile(
+    r'"(?:\\.|[^"\\])*"|\[(?:\\.|[^\]\\])*\]|\{[^}]*\}|[A-Za-z][A-Za-z0-9-]*|\s+|.',
+    re.DOTALL,
+)
+_RULE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
 
-    before = dict(converter._rules)
+
+def _prefixed_rules(grammar: str, prefix: str) -> dict[str, str]:
+    """The rules of a grammar with every rule name, defined or referenced, given `prefix`.
+
+    `json_schema_to_gbnf` names its rules the same for every schema ("root", "space", ...);
+    prefixes let one turn's grammar hold the argument rules of several tools.
+    """
+
+    def rename(body: str) -> str:
+        return "".join(
+            prefix + t if _RULE_NAME.fullmatch(t) else t for t in _GBNF_TOKEN.findall(body)
+        )
+
+    rules: dict[str, str] = {}
+    for line in grammar.splitlines():
+        if " ::= " in line:
+            name, body = line.split(" ::= ", 1)
+            rules[prefix + name.strip()] = rename(body)
+    return rules
+
+
+def _arguments_rules(schema: dict[str, Any], prefix: str) -> dict[str, str]:
+    """GBNF rules for one tool's arguments (the entry rule is `{prefix}root`); any JSON object
+    if llama.cpp's converter does not handle the schema (the tool validates args anyway)."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
     try:
-        resolved = converter.resolve_refs(schema, name)
-        return str(converter.visit(resolved, name))
+        grammar = json_schema_to_gbnf(json.dumps(schema))
     except Exception:
-        # Drop half-added rules: one may reference a rule that was never written.
-        converter._rules = before
-        return str(converter._add_primitive("object", PRIMITIVE_RULES["object"]))
+        grammar = json_schema_to_gbnf(json.dumps({"type": "object"}))
+    return _prefixed_rules(grammar, prefix)
 
 
 def build_grammar(tools: list[dict[str, Any]], choice: str | None,
@@ -56,20 +81,17 @@ def build_grammar(tools: list[dict[str, Any]], choice: str | None,
     """
     if not tools or choice == "none":
         return None
-    from llama_cpp.llama_grammar import SchemaConverter
-
-    converter = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
+    rules: dict[str, str] = {}
     alternatives = []
     for i, tool in enumerate(tools):
         fn = tool["function"]
         if choice not in ("auto", "required") and fn["name"] != choice:
             continue
-        args = _arguments_rules(converter, fn.get("parameters") or {}, f"call{i}-args")
+        rules.update(_arguments_rules(fn.get("parameters") or {}, f"call{i}-"))
         head = _literal('{"name": ' + json.dumps(fn["name"]) + ', "arguments": ')
-        alternatives.append(f'{head} {args} "}}"')
+        alternatives.append(f'{head} call{i}-root "}}"')
     if not alternatives:
         raise ValueError(f"tool_choice names {choice!r}, which is not among the bound tools")
-    rules = dict(converter._rules)
     rules["call"] = '"<tool_call>\\n" ( ' + " | ".join(alternatives) + ' ) "\\n</tool_call>"'
     rules["calls"] = ("call" if max_calls <= 1
                       else f'call ( "\\n" call ){{0,{max_calls - 1}}}')

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from pilothouse.models.local_engine import GenerationStats, LocalEngine
+from pilothouse.models.local_engine import GenerationStats
 from pilothouse.models.local_prompt import render_answer_prompt, render_prompt
 from pilothouse.models.local_toolcalls import (
     MAX_PARALLEL_CALLS,
@@ -29,6 +30,27 @@ from pilothouse.models.local_toolcalls import (
     ParsedOutput,
     build_grammar,
 )
+
+
+class TurnEngine(Protocol):
+    """What a turn needs of an engine: `local_worker.WorkerEngine`, or `LocalEngine` in process."""
+
+    @property
+    def lock(self) -> AbstractContextManager[Any]:
+        """Held for a whole turn: one engine runs one turn at a time."""
+
+    def generate(
+        self,
+        prompt: str,
+        *,
+        stats: GenerationStats,
+        max_tokens: int,
+        temperature: float = 0.0,
+        grammar: str | None = None,
+        stop: Sequence[str] = (),
+        should_stop: Callable[[], bool] | None = None,
+    ) -> Iterator[str]:
+        """Yield answer text; fill `stats`."""
 
 
 def normalize_tool_choice(choice: Any, tools: Sequence[dict[str, Any]]) -> str:
@@ -71,7 +93,7 @@ class TurnOutcome:
 
 
 def _decode(
-    engine: LocalEngine,
+    engine: TurnEngine,
     prompt: str,
     outcome: TurnOutcome,
     options: TurnOptions,
@@ -137,7 +159,7 @@ def keep_new_calls(messages: list[BaseMessage], parsed: ParsedOutput) -> bool:
 
 
 def run_turn(
-    engine: LocalEngine,
+    engine: TurnEngine,
     messages: list[BaseMessage],
     outcome: TurnOutcome,
     options: TurnOptions,

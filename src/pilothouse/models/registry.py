@@ -95,9 +95,32 @@ def _load_class(provider: str) -> Any:
     return getattr(module, info.cls)
 
 
+# Providers whose LangChain class takes `timeout` (seconds per request) and `max_retries`. One
+# retry: a second attempt helps with a dropped connection, but the SDK default of two more full
+# timeouts is what kept a stalled turn alive for minutes. Every provider (these, Bedrock,
+# Ollama, the local model) is also bounded per call by `ModelTimeoutMiddleware`.
+_TIMEOUT_KWARGS = {"openai", "azure-openai", "openai-compatible", "anthropic", "google-gemini"}
+MODEL_MAX_RETRIES = 1
+
+
+def model_call_cap(settings: Settings) -> float:
+    """The most seconds one model call may take, retries included, before it is abandoned.
+
+    Where the client enforces the timeout itself, it closes the connection cleanly and its
+    one retry must fit, so the cap leaves room for both (and the retry's back-off); for
+    every other provider the cap is the timeout.
+    """
+    seconds = settings.model_timeout_seconds
+    if settings.provider in _TIMEOUT_KWARGS:
+        return seconds * (1 + MODEL_MAX_RETRIES) + 5.0
+    return seconds
+
+
 def _kwargs(settings: Settings) -> dict[str, Any]:
     provider, name = settings.provider, settings.model_name
     common: dict[str, Any] = {"temperature": 0}
+    if provider in _TIMEOUT_KWARGS:
+        common.update(timeout=settings.model_timeout_seconds, max_retries=MODEL_MAX_RETRIES)
     if provider == "openai":
         return {
             **common,

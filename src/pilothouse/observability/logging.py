@@ -2,7 +2,8 @@
 
 Every line carries the conversation, agent and request it belongs to (bound in contextvars, so
 concurrent conversations in one process never mix their ids), the current trace id when a span is
-open, and passes a redaction step before it is rendered: a credential must never reach a log.
+open, and passes a redaction step (pilothouse.redaction: secret-named fields, credential shapes,
+the configured secret values) before it is rendered: a credential must never reach a log.
 Logs go to stderr by default because stdout belongs to the CLI's answers and to MCP's stdio.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import logging
 import sys
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
@@ -19,43 +20,18 @@ import structlog
 from opentelemetry import trace
 from structlog.typing import EventDict, Processor, WrappedLogger
 
-from pilothouse.runtime.errors import redact
+from pilothouse.redaction import Redactor
 
-#: Key names whose values are secrets whatever they look like (matched whole or as a suffix,
-#: so `argocd_token` is hidden but `input_tokens` is not).
-SECRET_KEYS = ("token", "password", "passwd", "secret", "api_key", "apikey", "authorization",
-               "cookie", "credentials", "private_key")
-MASK = "***"
 _HANDLER_MARK = "_pilothouse_handler"
 
 
-def is_secret_key(key: str) -> bool:
-    """Whether a field named `key` holds a credential (`X-Api-Key`, `argocd_token`, ...)."""
-    name = key.lower().replace("-", "_")
-    return any(name == s or name.endswith("_" + s) for s in SECRET_KEYS)
-
-
-def scrub(value: Any, key: str | None = None, *, _depth: int = 0) -> Any:
-    """`value` with secrets masked: by key name, and by pattern inside every string."""
-    if key is not None and is_secret_key(key) and value is not None:
-        return MASK
-    if isinstance(value, str):
-        return redact(value)
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    if _depth > 6:  # a pathological nesting is summarized, not walked
-        return redact(str(value))[:200]
-    if isinstance(value, Mapping):
-        return {str(k): scrub(v, str(k), _depth=_depth + 1) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [scrub(v, _depth=_depth + 1) for v in value]
-    # Anything else would be rendered with repr() later, past this step: render it here.
-    return redact(str(value))
-
-
-def redact_secrets(logger: WrappedLogger, method: str, event_dict: EventDict) -> EventDict:
+def redaction_step(redactor: Redactor) -> Processor:
     """structlog processor: mask secret fields and credential-looking text in every value."""
-    return {key: scrub(value, key) for key, value in event_dict.items()}
+
+    def redact_secrets(logger: WrappedLogger, method: str, event_dict: EventDict) -> EventDict:
+        return {key: redactor.scrub(value, key) for key, value in event_dict.items()}
+
+    return redact_secrets
 
 
 def add_trace_ids(logger: WrappedLogger, method: str, event_dict: EventDict) -> EventDict:
@@ -87,15 +63,22 @@ def _renderer(json: bool, stream: IO[str]) -> Processor:
 
 
 def configure_logging(
-    level: str | int = "WARNING", json: bool = False, *, stream: IO[str] | None = None
+    level: str | int = "WARNING",
+    json: bool = False,
+    *,
+    stream: IO[str] | None = None,
+    redactor: Redactor | None = None,
 ) -> logging.Handler:
     """Route structlog and stdlib logging through one redacting pipeline to `stream`.
 
     JSON lines unless `json` is false and `stream` (default stderr) is a terminal, which gets
     readable colored lines. Calling it again replaces the handler it installed before and keeps
-    everyone else's (pytest's capture, an embedding application's). Returns the handler.
+    everyone else's (pytest's capture, an embedding application's). `redactor` also masks the
+    configured secret values (`Redactor(settings.secret_values())`); without one, secret shapes
+    and secret-named fields are still masked. Returns the handler.
     """
     target = stream if stream is not None else sys.stderr
+    redact_secrets = redaction_step(redactor or Redactor())
     shared = _shared_processors()
     formatter = structlog.stdlib.ProcessorFormatter(
         # Records from `logging` get the shared steps plus their `extra=` fields.

@@ -26,8 +26,8 @@ from langgraph.types import Command
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, use_span
 
 from pilothouse.observability import metrics
-from pilothouse.observability.logging import scrub
 from pilothouse.observability.tracing import get_tracer, mark_failed
+from pilothouse.redaction import scrub
 
 logger = logging.getLogger("pilothouse.calls")
 

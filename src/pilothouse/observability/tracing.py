@@ -3,31 +3,34 @@
 Spans go to an OTLP collector when an endpoint is configured, to stderr only when asked for
 (a console exporter on by default would bury the CLI's output), and to memory for tests. Without
 `configure_tracing` every span is a no-op, so instrumented code costs nothing when tracing is off.
-Exceptions are recorded with redacted messages: a span may leave the machine, a secret may not.
+Every exporter sees spans through `RedactingSpanExporter`: a span may leave the machine, a secret
+may not, so attributes, event attributes and status descriptions pass pilothouse.redaction.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
 from opentelemetry import propagate, trace
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
     ConsoleSpanExporter,
     SimpleSpanProcessor,
     SpanExporter,
+    SpanExportResult,
 )
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.util.types import Attributes
 
 from pilothouse.errors import ConfigurationError
-from pilothouse.runtime.errors import redact
+from pilothouse.redaction import Redactor, redact
 
 TRACER_NAME = "pilothouse"
 OTLP_PROTOCOLS = ("http/protobuf", "grpc")
@@ -52,6 +55,50 @@ class TracingSetup:
 
 
 _active: TracingSetup | None = None
+
+
+class RedactingSpanExporter(SpanExporter):
+    """Hands `inner` copies of the spans with every secret masked.
+
+    At export, not when an attribute is set: whoever sets one (our middleware, the a2a-sdk,
+    an instrumented library) cannot forget, and spans are copied off the request path when
+    the exporter is batched.
+    """
+
+    def __init__(self, inner: SpanExporter, redactor: Redactor) -> None:
+        self.inner = inner
+        self.redactor = redactor
+
+    def _attributes(self, attributes: Attributes) -> Attributes:
+        if not attributes:
+            return attributes
+        shown = {}
+        for key, value in attributes.items():
+            if isinstance(value, tuple | list):
+                value = tuple(self.redactor(v) if isinstance(v, str) else v for v in value)
+            shown[key] = self.redactor.field(key, value)
+        return shown
+
+    def _copy(self, span: ReadableSpan) -> ReadableSpan:
+        status = span.status
+        if status.description:
+            status = Status(status.status_code, self.redactor(status.description))
+        events = [Event(e.name, self._attributes(e.attributes), e.timestamp) for e in span.events]
+        return ReadableSpan(
+            name=span.name, context=span.context, parent=span.parent, resource=span.resource,
+            attributes=self._attributes(span.attributes), events=events, links=span.links,
+            kind=span.kind, status=status, start_time=span.start_time, end_time=span.end_time,
+            instrumentation_scope=span.instrumentation_scope,
+        )
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        return self.inner.export([self._copy(span) for span in spans])
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return self.inner.force_flush(timeout_millis)
 
 
 def otlp_exporter(endpoint: str, protocol: str = "http/protobuf") -> SpanExporter:
@@ -94,6 +141,7 @@ def configure_tracing(
     in_memory: bool = False,
     resource_attributes: Mapping[str, str] | None = None,
     install_global: bool = True,
+    redactor: Redactor | None = None,
 ) -> TracingSetup:
     """Build the tracer provider Pilothouse's spans go to, replacing an earlier one.
 
@@ -101,18 +149,23 @@ def configure_tracing(
     stderr; `in_memory` keeps them for tests (`setup.memory.get_finished_spans()`).
     `install_global` also makes it OpenTelemetry's global provider, so libraries that trace with
     the API (the a2a-sdk does) join the same traces; OpenTelemetry allows that once per process.
+    Every exporter gets the spans redacted; `redactor` adds the configured secret values
+    (`Redactor(settings.secret_values())`) to the shapes masked anyway.
     """
     global _active
     resource = Resource.create({"service.name": service_name, **(resource_attributes or {})})
     provider = TracerProvider(resource=resource)
+    redactor = redactor or Redactor()
     processors: list[SpanProcessor] = []
     if endpoint:
-        processors.append(BatchSpanProcessor(otlp_exporter(endpoint, protocol)))
+        exporter = RedactingSpanExporter(otlp_exporter(endpoint, protocol), redactor)
+        processors.append(BatchSpanProcessor(exporter))
     if console:
-        processors.append(SimpleSpanProcessor(ConsoleSpanExporter(out=sys.stderr)))
+        console_exporter = ConsoleSpanExporter(out=sys.stderr)
+        processors.append(SimpleSpanProcessor(RedactingSpanExporter(console_exporter, redactor)))
     memory = InMemorySpanExporter() if in_memory else None
     if memory is not None:
-        processors.append(SimpleSpanProcessor(memory))
+        processors.append(SimpleSpanProcessor(RedactingSpanExporter(memory, redactor)))
     for processor in processors:
         provider.add_span_processor(processor)
     previous, _active = _active, TracingSetup(provider, memory)

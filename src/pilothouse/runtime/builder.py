@@ -27,10 +27,11 @@ from pilothouse.context.preflight import Budget, PreflightBudgetMiddleware
 from pilothouse.context.summarizer import Summarizer
 from pilothouse.context.tool_output import ToolOutputGuardMiddleware, tool_output_limit
 from pilothouse.context.tool_resilience import ToolResilienceMiddleware
-from pilothouse.models.registry import ModelSetup
+from pilothouse.models.registry import ModelSetup, model_call_cap
 from pilothouse.models.tokens import CHARS_PER_TOKEN_ESTIMATE
 from pilothouse.observability.memory import MemoryBudget, MemoryGuardMiddleware
 from pilothouse.observability.middleware import ObservabilityMiddleware
+from pilothouse.runtime.model_timeout import ModelTimeoutMiddleware
 from pilothouse.runtime.planning import PlanningMiddleware, plan_approval
 
 
@@ -128,6 +129,9 @@ def build_agent(
     if not any(isinstance(m, ObservabilityMiddleware) for m in middleware):
         # Unless the caller brought its own (with other labels), every agent is observed.
         middleware.append(ObservabilityMiddleware(name, model_name=model.name))
+    # Innermost of all: each model call (and each retry of an outer layer) is timed alone.
+    middleware.append(ModelTimeoutMiddleware(settings.model_timeout_seconds,
+                                             model_call_cap(settings)))
     guards: list[AgentMiddleware[Any, Any, Any]] = (
         [MemoryGuardMiddleware(memory_budget)] if memory_budget is not None else [])
     # Planning tools are part of what the model sees, so the budget must count them.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import logging
 
 from langgraph.errors import GraphRecursionError
 
@@ -13,23 +13,25 @@ from pilothouse.errors import (
     PilothouseError,
     UpstreamError,
 )
+from pilothouse.observability.incidents import log_internal_error
+from pilothouse.redaction import redact
 
-# Bearer tokens, API keys and JWTs must not reach a terminal, a log or an API answer.
-_SECRET = re.compile(
-    r"(sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{10,}|AKIA[0-9A-Z]{12,}|"
-    r"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*|(?i:bearer)\s+[A-Za-z0-9._~+/=-]{8,})"
-)
-
-
-def redact(text: str) -> str:
-    """`text` with anything that looks like a credential replaced by `***`."""
-    return _SECRET.sub("***", text)
+# A storage failure's text carries SQL and file paths: the log gets it, the caller a reference.
+_STORAGE_MODULES = ("sqlite3", "sqlalchemy", "aiosqlite", "psycopg")
+log = logging.getLogger("pilothouse.runtime")
 
 
 def describe_failure(error: BaseException) -> PilothouseError:
     """Classify `error` by who must act; the message is redacted and bounded."""
     if isinstance(error, PilothouseError):
         return error
+    if any(type(error).__module__.startswith(m) for m in _STORAGE_MODULES):
+        reference = log_internal_error(log, "A run failed in the conversation store", error)
+        return UpstreamError(
+            f"The conversation store failed (reference {reference}).",
+            hint="Ask again; if it repeats, give this reference to the operator: the details "
+                 "are in the server log.", retryable=True,
+        )
     detail = redact(f"{type(error).__name__}: {error}")[:400]
     lowered = detail.lower()
     if isinstance(error, GraphRecursionError):

@@ -14,6 +14,8 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from mcp.types import CallToolResult, TextContent
 
+from pilothouse.redaction import scrub
+
 
 class _Closable(Protocol):
     async def aclose(self) -> None: ...
@@ -48,7 +50,12 @@ class ClientHolder(Generic[ClientT]):
 
 
 def tool_result(payload: dict[str, Any], *, is_error: bool) -> CallToolResult:
-    """A tool answer as compact JSON text plus the same payload as structured content."""
+    """A tool answer as compact JSON text plus the same payload as structured content.
+
+    Both pass the redactor: an upstream answer (a repository URL with a password, a token in a
+    workflow log) must not reach the model, its transcript or the logs.
+    """
+    payload = scrub(payload)
     return CallToolResult(content=[TextContent(type="text", text=dumps(payload))],
                           structured_content=payload, is_error=is_error)
 

@@ -46,8 +46,11 @@ async def test_approved_sync_runs_and_a_second_one_is_refused_until_done(
         connect: Connect, writable: Settings) -> None:
     name = DRIFTED[2]
     async with connect(writable) as argocd:
-        started = await argocd("sync_application", name=name, dry_run=False, approved=True)
-        again = await argocd("sync_application", name=name, dry_run=False, approved=True)
+        shown = (await argocd("sync_application", name=name)).payload["evidence"]
+        started = await argocd("sync_application", name=name, dry_run=False, approved=True,
+                               expected_evidence=shown)
+        again = await argocd("sync_application", name=name, dry_run=False, approved=True,
+                             expected_evidence=shown)
         running = await argocd("get_application", name=name, include_operation=True)
         for _ in range(50):
             done = await argocd("get_application", name=name)
@@ -60,3 +63,34 @@ async def test_approved_sync_runs_and_a_second_one_is_refused_until_done(
     assert running.payload["operation_in_progress"] is True
     assert done.payload["sync"]["status"] == "Synced"
     assert done.payload["last_operation"]["phase"] == "Succeeded"
+
+
+async def test_approval_without_the_dry_runs_evidence_syncs_nothing(
+        connect: Connect, writable: Settings) -> None:
+    async with connect(writable) as argocd:
+        bare = await argocd("sync_application", name=DRIFTED[3], dry_run=False, approved=True)
+        stale = await argocd("sync_application", name=DRIFTED[3], dry_run=False, approved=True,
+                             expected_evidence="0123456789abcdef")
+        still = await argocd("get_application", name=DRIFTED[3])
+    assert bare.is_error and bare.payload["kind"] == "ApprovalRequired"
+    assert stale.is_error and stale.payload["kind"] == "EvidenceChanged"
+    assert "Nothing was synced" in stale.payload["error"]
+    # The answer carries what is true now, for the person to approve again.
+    assert stale.payload["dry_run"]["changes"] == 2 and stale.payload["dry_run"]["evidence"]
+    assert "operation_in_progress" not in still.payload and still.payload["sync"]["status"] \
+        == "OutOfSync"
+
+
+async def test_evidence_is_the_same_for_the_same_state_and_names_what_changes(
+        connect: Connect, writable: Settings) -> None:
+    async with connect(writable) as argocd:
+        first = await argocd("sync_application", name=DRIFTED[4])
+        second = await argocd("sync_application", name=DRIFTED[4])
+        other_revision = await argocd("sync_application", name=DRIFTED[4], revision="v9.9.9")
+        pruning = await argocd("sync_application", name=DRIFTED[4], prune=True)
+    assert first.payload["evidence"] == second.payload["evidence"]
+    assert other_revision.payload["revision"] == "v9.9.9"
+    assert other_revision.payload["evidence"] != first.payload["evidence"]
+    assert pruning.payload["evidence"] != first.payload["evidence"]
+    assert all(r["status"] == "OutOfSync" and r["action"] == "apply"
+               for r in first.payload["resources"])

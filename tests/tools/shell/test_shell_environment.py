@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pilothouse.tools.shell.environment import REDACTED, Redactor, build_environment
+from pilothouse.redaction import MASK as REDACTED
+from pilothouse.redaction import Redactor
+from pilothouse.tools.shell.environment import build_environment
 
 
 def test_secrets_are_dropped_and_safe_variables_kept(tmp_path: Path) -> None:

@@ -16,10 +16,12 @@ from starlette.types import ASGIApp
 from pilothouse import __version__
 from pilothouse.interfaces.api import conversations, operations
 from pilothouse.interfaces.api.errors import install_error_handlers
+from pilothouse.interfaces.api.identity import KeyRing
 from pilothouse.interfaces.api.registry import ConversationRegistry
 from pilothouse.interfaces.api.runtime import ApiRuntime, describe_agent
-from pilothouse.interfaces.api.security import BodyLimitMiddleware, check_exposure
+from pilothouse.interfaces.api.security import AuthMiddleware, BodyLimitMiddleware, check_exposure
 from pilothouse.interfaces.web import mount_web_ui
+from pilothouse.runtime.turn_locks import TurnLocks
 
 logger = logging.getLogger("pilothouse.api")
 
@@ -29,7 +31,8 @@ DESCRIPTION = """Ask Pilothouse's agents questions and answer their approval req
 
 Answers stream as server-sent events (`text/event-stream`), one JSON object per event with
 `kind`, `text` and `data`. Every error is JSON `{error, suggestion}`. Authenticate with
-`Authorization: Bearer <key>` (keys from `PILOTHOUSE_API_KEYS`).
+`Authorization: Bearer <key>` (keys from `PILOTHOUSE_API_KEYS`); a caller sees and acts on
+its own conversations only.
 """
 
 
@@ -44,24 +47,32 @@ def _metrics() -> Any:
 def create_api_app(
     open_agent: OpenAgent,
     *,
-    api_keys: Sequence[str],
+    api_keys: Sequence[str] = (),
     bind_host: str,
     registry_path: Path,
+    admin_keys: Sequence[str] = (),
+    keyring: KeyRing | None = None,
     max_body_bytes: int = 64_000,
     cors_origins: Sequence[str] = (),
     fallback: ASGIApp | None = None,
+    locks: TurnLocks | None = None,
 ) -> FastAPI:
     """The REST API and web UI over the agent that `open_agent()` yields.
 
     `open_agent()` is entered in the app's lifespan and must yield an object with `.graph`
     (an agent graph with a checkpointer); conversations are listed in SQLite at `registry_path`.
 
-    Without `api_keys` the app refuses a non-loopback `bind_host` (ConfigurationError).
-    `fallback` serves every path the API does not (e.g. the A2A routes of `pilothouse serve`);
-    its own lifespan is not run, so open what it needs before serving.
+    Callers are identified by `api_keys` / `admin_keys` (entries `name=key` or `key`), or by
+    a `keyring` already checked against `bind_host` by the caller; without keys the app
+    refuses a non-loopback `bind_host` (ConfigurationError). `fallback` serves every path the
+    API does not (e.g. the A2A routes of `pilothouse serve`), behind the same authentication;
+    its own lifespan is not run, so open what it needs before serving. `locks` are the
+    process's running turns, shared with any other door to the same conversations.
     """
-    keys = tuple(key.strip() for key in api_keys if key.strip())
-    check_exposure(keys, bind_host)
+    if keyring is None:
+        keyring = KeyRing.parse(api_keys, admin_keys)
+        check_exposure(keyring, bind_host)
+    turn_locks = locks or TurnLocks()
     metrics = _metrics()
 
     @asynccontextmanager
@@ -69,7 +80,8 @@ def create_api_app(
         async with AsyncExitStack() as stack:
             agent = await stack.enter_async_context(open_agent())
             registry = await stack.enter_async_context(ConversationRegistry.open(registry_path))
-            app.state.runtime = ApiRuntime(agent, registry, observer=metrics)
+            app.state.runtime = ApiRuntime(agent, registry, observer=metrics,
+                                           locks=turn_locks)
             info = app.state.agent_info = describe_agent(agent)
             logger.info("serving agent %s (model %s, %d tools)", info["name"], info["model"],
                         len(info["tools"]))
@@ -82,7 +94,7 @@ def create_api_app(
         title="Pilothouse", version=__version__, description=DESCRIPTION, lifespan=lifespan,
         docs_url="/docs", redoc_url=None, static_url="/docs-static",
     )
-    app.state.api_keys = keys
+    app.state.api_keys = keyring.names  # what the page needs to know: are keys required
     app.state.runtime = None
     app.state.metrics = metrics
     install_error_handlers(app)
@@ -94,9 +106,11 @@ def create_api_app(
     mount_web_ui(app)
     if fallback is not None:
         app.mount("/", fallback)  # after every route above, so it only sees the rest
-    # Added innermost first: the body limit runs inside CORS (so a 413 still carries CORS
-    # headers), and the request metrics see every response, including rejections.
+    # Added innermost first: the body limit and authentication run inside CORS (so a 413 or
+    # 401 still carries CORS headers), authentication before a body is read, and the request
+    # metrics see every response, including rejections.
     app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
+    app.add_middleware(AuthMiddleware, keyring=keyring)
     if cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins),
                            allow_methods=["GET", "POST", "DELETE"],

@@ -7,16 +7,18 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Response
 from pydantic import BaseModel, Field
 
+from pilothouse.a2a.namespaces import is_reserved
 from pilothouse.interfaces.api.errors import ApiError
 from pilothouse.interfaces.api.history import render_history
-from pilothouse.interfaces.api.runtime import ApiRuntime, get_runtime, valid_thread_id
-from pilothouse.interfaces.api.security import require_api_key
+from pilothouse.interfaces.api.identity import Identity
+from pilothouse.interfaces.api.runtime import ApiRuntime, get_runtime, not_found, valid_thread_id
+from pilothouse.interfaces.api.security import current_identity
 from pilothouse.interfaces.api.streaming import EventStreamResponse
 from pilothouse.runtime.session import Event
 
 Runtime = Annotated[ApiRuntime, Depends(get_runtime)]
-router = APIRouter(prefix="/conversations", tags=["conversations"],
-                   dependencies=[Depends(require_api_key)])
+Caller = Annotated[Identity, Depends(current_identity)]
+router = APIRouter(prefix="/conversations", tags=["conversations"])
 
 SSE_RESPONSE: dict[int | str, dict[str, Any]] = {200: {
     "description": "Server-sent events, one per line pair `event: <kind>` / `data: {kind, "
@@ -50,10 +52,11 @@ class Decision(BaseModel):
 
 
 class ConversationOut(BaseModel):
-    """A conversation as listed."""
+    """A conversation as listed; `owner` is the identity that started it."""
 
     id: str
     title: str
+    owner: str
     created_at: str
     updated_at: str
 
@@ -90,44 +93,39 @@ def _pending(events: list[Event]) -> list[PendingApproval]:
 
 
 @router.post("", status_code=201, response_model=ConversationOut)
-async def create_conversation(runtime: Runtime,
+async def create_conversation(runtime: Runtime, caller: Caller,
                               body: NewConversation | None = None) -> dict[str, Any]:
-    record = await runtime.registry.create(body.title if body else "")
+    record = await runtime.registry.create(body.title if body else "", owner=caller.name)
     return record.as_json()
 
 
 @router.get("", response_model=ConversationPage)
-async def list_conversations(runtime: Runtime,
+async def list_conversations(runtime: Runtime, caller: Caller,
                              limit: Annotated[int, Query(ge=1, le=200)] = 50,
                              offset: Annotated[int, Query(ge=0)] = 0) -> dict[str, Any]:
-    records, total = await runtime.registry.list(limit, offset)
+    """The caller's conversations (an admin's list holds everyone's)."""
+    owner = None if caller.admin else caller.name
+    records, total = await runtime.registry.list(limit, offset, owner=owner)
     return {"conversations": [r.as_json() for r in records], "total": total,
             "limit": limit, "offset": offset}
 
 
 @router.get("/{thread_id}", response_model=ConversationDetail)
-async def read_conversation(thread_id: str,
-                            runtime: Runtime) -> dict[str, Any]:
-    valid_thread_id(thread_id)
+async def read_conversation(thread_id: str, runtime: Runtime,
+                            caller: Caller) -> dict[str, Any]:
+    record = await runtime.find(thread_id, caller, read=True)
+    if record is None:
+        raise not_found(thread_id)
     conversation = runtime.conversation(thread_id)
-    messages = await conversation.history()
-    record = await runtime.registry.get(thread_id)
-    if record is None and not messages:
-        raise ApiError(404, f"There is no conversation {thread_id}.",
-                       "List conversations with GET /conversations, or create one.")
-    if record is None:  # started elsewhere (the CLI): list it from now on
-        record = await runtime.registry.touch(thread_id)
-    return {**record.as_json(), "messages": render_history(messages),
+    return {**record.as_json(), "messages": render_history(await conversation.history()),
             "pending": _pending(await conversation.pending())}
 
 
 @router.delete("/{thread_id}", status_code=204)
-async def delete_conversation(thread_id: str,
-                              runtime: Runtime) -> Response:
-    valid_thread_id(thread_id)
-    if not await runtime.known(thread_id):
-        raise ApiError(404, f"There is no conversation {thread_id}.",
-                       "List conversations with GET /conversations.")
+async def delete_conversation(thread_id: str, runtime: Runtime,
+                              caller: Caller) -> Response:
+    if await runtime.find(thread_id, caller) is None:
+        raise not_found(thread_id)
     lease = await runtime.claim(thread_id)  # never delete under a running answer
     try:
         checkpointer = runtime.graph.checkpointer
@@ -140,25 +138,31 @@ async def delete_conversation(thread_id: str,
 
 
 @router.get("/{thread_id}/pending", response_model=PendingOut)
-async def pending_approvals(thread_id: str,
-                            runtime: Runtime) -> dict[str, Any]:
-    valid_thread_id(thread_id)
+async def pending_approvals(thread_id: str, runtime: Runtime,
+                            caller: Caller) -> dict[str, Any]:
+    if await runtime.find(thread_id, caller, read=True) is None:
+        return {"pending": []}
     return {"pending": _pending(await runtime.conversation(thread_id).pending())}
 
 
 @router.post("/{thread_id}/ask", response_class=EventStreamResponse, responses=SSE_RESPONSE,
              status_code=200)
-async def ask(thread_id: str, body: Question,
-              runtime: Runtime) -> EventStreamResponse:
-    valid_thread_id(thread_id)
+async def ask(thread_id: str, body: Question, runtime: Runtime,
+              caller: Caller) -> EventStreamResponse:
+    """Ask in the caller's conversation `thread_id` (a new id starts one)."""
+    if is_reserved(valid_thread_id(thread_id)):
+        raise ApiError(400, f"Conversation ids starting with {thread_id.split(':')[0]}: are "
+                            "reserved for agents.", "Use POST /conversations for a new id.")
+    await runtime.find(thread_id, caller)  # another's: 404 before it can look busy
     conversation = runtime.conversation(thread_id)
     lease = await runtime.claim(thread_id)
     try:
+        await runtime.find(thread_id, caller)  # again: it may have been started meanwhile
         if await conversation.pending():
             raise ApiError(409, f"Conversation {thread_id} is waiting for an approval.",
                            f"Approve or reject it first: POST /conversations/{thread_id}/"
                            "approvals, or start a new conversation.")
-        await runtime.registry.touch(thread_id, body.question)
+        await runtime.registry.touch(thread_id, body.question, owner=caller.name)
     except BaseException:
         lease.release()
         raise
@@ -169,12 +173,14 @@ async def ask(thread_id: str, body: Question,
 
 @router.post("/{thread_id}/approvals", response_class=EventStreamResponse, status_code=200,
              responses=SSE_RESPONSE)
-async def decide(thread_id: str, body: Decision,
-                 runtime: Runtime) -> EventStreamResponse:
-    valid_thread_id(thread_id)
+async def decide(thread_id: str, body: Decision, runtime: Runtime,
+                 caller: Caller) -> EventStreamResponse:
+    """Answer an approval: only the identity that owns the conversation may."""
+    await runtime.find(thread_id, caller)  # another's: 404; none: nothing waits (409 below)
     conversation = runtime.conversation(thread_id)
     lease = await runtime.claim(thread_id)
     try:
+        await runtime.find(thread_id, caller)
         waiting = [e.data["id"] for e in await conversation.pending()]
         if not waiting:
             raise ApiError(409, f"Conversation {thread_id} is not waiting for an approval.",
@@ -182,7 +188,7 @@ async def decide(thread_id: str, body: Decision,
         if body.interrupt_id is not None and body.interrupt_id not in waiting:
             raise ApiError(404, f"Approval {body.interrupt_id} is not pending.",
                            f"Pending approvals: {', '.join(waiting)}.")
-        await runtime.registry.touch(thread_id)
+        await runtime.registry.touch(thread_id, owner=caller.name)
     except BaseException:
         lease.release()
         raise

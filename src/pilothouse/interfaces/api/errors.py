@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pilothouse.errors import ConfigurationError, PilothouseError, UpstreamError, UserInputError
-from pilothouse.runtime.errors import redact
+from pilothouse.redaction import redact
 
 logger = logging.getLogger("pilothouse.api")
 

@@ -2,7 +2,9 @@
 
 The checkpointer stores each thread's messages but cannot list threads cheaply or hold a title,
 so a small SQLite table beside it does. Rows are upserted whenever a conversation is used, so
-threads started elsewhere (`pilothouse ask --thread`) appear once they are touched here.
+threads started elsewhere (`pilothouse ask --thread`) appear once they are touched here. Each
+row records its owner (the identity that started it); a row from before owners existed belongs
+to the anonymous local identity.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 import aiosqlite
 
+from pilothouse.a2a.namespaces import ANONYMOUS
 from pilothouse.errors import ConfigurationError
 
 TITLE_LIMIT = 80
@@ -33,6 +36,10 @@ CREATE TABLE IF NOT EXISTS conversations (
 );
 CREATE INDEX IF NOT EXISTS conversations_updated ON conversations (updated_at DESC);
 """
+_OWNER_COLUMN = f"ALTER TABLE conversations ADD COLUMN owner TEXT NOT NULL DEFAULT '{ANONYMOUS}'"
+_OWNER_INDEX = ("CREATE INDEX IF NOT EXISTS conversations_owner "
+                "ON conversations (owner, updated_at DESC)")
+_COLUMNS = "id, title, created_at, updated_at, owner"
 
 
 def new_thread_id() -> str:
@@ -58,10 +65,11 @@ class ConversationRecord:
     title: str
     created_at: float
     updated_at: float
+    owner: str = ANONYMOUS
 
     def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "created_at": _iso(self.created_at),
-                "updated_at": _iso(self.updated_at)}
+                "updated_at": _iso(self.updated_at), "owner": self.owner}
 
 
 class ConversationRegistry:
@@ -83,29 +91,40 @@ class ConversationRegistry:
             ) from exc
         async with aiosqlite.connect(path) as db:
             await db.executescript(_SCHEMA)
+            async with db.execute("PRAGMA table_info(conversations)") as cursor:
+                columns = {row[1] for row in await cursor.fetchall()}
+            if "owner" not in columns:  # a registry from before owners
+                await db.execute(_OWNER_COLUMN)
+            await db.execute(_OWNER_INDEX)
             await db.commit()
             yield cls(db)
 
-    async def create(self, title: str = "", thread_id: str | None = None) -> ConversationRecord:
-        """Register a new conversation (a fresh id unless one is given)."""
+    async def create(self, title: str = "", thread_id: str | None = None, *,
+                     owner: str = ANONYMOUS) -> ConversationRecord:
+        """Register a new conversation of `owner` (a fresh id unless one is given)."""
         now = time.time()
-        record = ConversationRecord(thread_id or new_thread_id(), title_from(title), now, now)
+        record = ConversationRecord(thread_id or new_thread_id(), title_from(title), now, now,
+                                    owner)
         await self._db.execute(
-            "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
-            (record.id, record.title, record.created_at, record.updated_at),
+            f"INSERT INTO conversations ({_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
+            (record.id, record.title, record.created_at, record.updated_at, record.owner),
         )
         await self._db.commit()
         return record
 
-    async def touch(self, thread_id: str, question: str = "") -> ConversationRecord:
-        """Mark a conversation as used now; it gets a title from `question` if it has none."""
+    async def touch(self, thread_id: str, question: str = "", *,
+                    owner: str = ANONYMOUS) -> ConversationRecord:
+        """Mark a conversation as used now; it gets a title from `question` if it has none.
+
+        A conversation not listed yet is listed as `owner`'s; a listed one keeps its owner.
+        """
         now = time.time()
         await self._db.execute(
-            "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?) "
+            f"INSERT INTO conversations ({_COLUMNS}) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at, "
             "title = CASE WHEN conversations.title = '' THEN excluded.title "
             "ELSE conversations.title END",
-            (thread_id, title_from(question), now, now),
+            (thread_id, title_from(question), now, now, owner),
         )
         await self._db.commit()
         record = await self.get(thread_id)
@@ -114,20 +133,24 @@ class ConversationRegistry:
 
     async def get(self, thread_id: str) -> ConversationRecord | None:
         async with self._db.execute(
-            "SELECT id, title, created_at, updated_at FROM conversations WHERE id = ?",
+            f"SELECT {_COLUMNS} FROM conversations WHERE id = ?",
             (thread_id,),
         ) as cursor:
             row = await cursor.fetchone()
         return ConversationRecord(*row) if row else None
 
-    async def list(self, limit: int = 50, offset: int = 0) -> tuple[list[ConversationRecord], int]:
-        """The most recently used conversations first, and how many there are in all."""
+    async def list(self, limit: int = 50, offset: int = 0, *,
+                   owner: str | None = None) -> tuple[list[ConversationRecord], int]:
+        """`owner`'s (None: everyone's) most recently used conversations first, and how many
+        there are in all."""
+        where, args = ("WHERE owner = ? ", (owner,)) if owner is not None else ("", ())
         async with self._db.execute(
-            "SELECT id, title, created_at, updated_at FROM conversations "
-            "ORDER BY updated_at DESC, id LIMIT ? OFFSET ?", (limit, offset),
+            f"SELECT {_COLUMNS} FROM conversations {where}"
+            "ORDER BY updated_at DESC, id LIMIT ? OFFSET ?", (*args, limit, offset),
         ) as cursor:
             rows = await cursor.fetchall()
-        async with self._db.execute("SELECT COUNT(*) FROM conversations") as cursor:
+        async with self._db.execute(f"SELECT COUNT(*) FROM conversations {where}",
+                                    args) as cursor:
             total = await cursor.fetchone()
         return [ConversationRecord(*row) for row in rows], int(total[0]) if total else 0
 

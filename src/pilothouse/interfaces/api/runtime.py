@@ -3,41 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from fastapi import Request
 from langgraph.graph.state import CompiledStateGraph
 
+from pilothouse.a2a.namespaces import is_reserved
 from pilothouse.interfaces.api.errors import ApiError
-from pilothouse.interfaces.api.registry import THREAD_ID, ConversationRegistry
+from pilothouse.interfaces.api.identity import Identity
+from pilothouse.interfaces.api.registry import THREAD_ID, ConversationRecord, ConversationRegistry
 from pilothouse.interfaces.api.streaming import StreamObserver
 from pilothouse.runtime.session import Conversation
+from pilothouse.runtime.turn_locks import ConversationBusy, TurnLease, TurnLocks
 
 #: A health check that takes longer than this means the store is not usable for a person.
 HEALTH_TIMEOUT_SECONDS = 5.0
-#: How long a new request waits for a run whose client left to finish winding down.
-WIND_DOWN_SECONDS = 10.0
-
-
-class RunLease:
-    """A thread's claim on running; released when its stream ends."""
-
-    def __init__(self, thread_id: str, runs: dict[str, RunLease]) -> None:
-        self.thread_id = thread_id
-        self.leaving = False
-        self.released = asyncio.Event()
-        self._runs = runs
-
-    def client_left(self) -> None:
-        """The client disconnected: the run is being cancelled and will release soon."""
-        self.leaving = True
-
-    def release(self) -> None:
-        if self._runs.get(self.thread_id) is self:
-            del self._runs[self.thread_id]
-        self.released.set()
 
 
 class AgentHandle(Protocol):
@@ -68,7 +49,7 @@ class ApiRuntime:
     agent: Any
     registry: ConversationRegistry
     observer: StreamObserver | None = None
-    runs: dict[str, RunLease] = field(default_factory=dict)
+    locks: TurnLocks = field(default_factory=TurnLocks)
 
     @property
     def graph(self) -> CompiledStateGraph[Any, Any, Any, Any]:
@@ -78,28 +59,38 @@ class ApiRuntime:
     def conversation(self, thread_id: str) -> Conversation:
         return Conversation(self.graph, thread_id)
 
-    async def claim(self, thread_id: str) -> RunLease:
-        """Mark a thread as running; a second run at once would interleave its history.
-
-        A run whose client just left is still being cancelled: wait for it rather than
-        refuse, so a client that reconnects and asks again is not told to wait.
-        """
-        current = self.runs.get(thread_id)
-        if current is not None and current.leaving:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(WIND_DOWN_SECONDS):
-                    await current.released.wait()
-        if thread_id in self.runs:
+    async def claim(self, thread_id: str) -> TurnLease:
+        """Claim the thread for one turn (or a delete); 409 while another turn runs on it."""
+        try:
+            return await self.locks.claim(thread_id)
+        except ConversationBusy:
             raise ApiError(409, f"Conversation {thread_id} is still answering.",
-                           "Wait for the current answer to finish (or close its stream).")
-        lease = self.runs[thread_id] = RunLease(thread_id, self.runs)
-        return lease
+                           "Wait for the current answer to finish (or close its stream), "
+                           "then retry.") from None
 
-    async def known(self, thread_id: str) -> bool:
-        """True when the thread is listed or has stored messages."""
-        if await self.registry.get(thread_id) is not None:
-            return True
-        return bool(await self.conversation(thread_id).history())
+    async def find(self, thread_id: str, caller: Identity, *,
+                   read: bool = False) -> ConversationRecord | None:
+        """The conversation `thread_id` as `caller` may use it, None when it does not exist.
+
+        Another identity's conversation is a 404, as if it did not exist, so ids do not leak
+        (an admin may read, with `read=True`, but not act). Threads of A2A callers and of
+        sub-agents are never reachable here. A thread with messages but not listed was started
+        elsewhere (`pilothouse ask --thread`, an older version): the anonymous local caller
+        takes it over; an identity with a key cannot claim what it did not start.
+        """
+        valid_thread_id(thread_id)
+        if is_reserved(thread_id):
+            raise not_found(thread_id)
+        record = await self.registry.get(thread_id)
+        if record is not None:
+            if record.owner == caller.name or (read and caller.admin):
+                return record
+            raise not_found(thread_id)
+        if not await self.conversation(thread_id).history():
+            return None
+        if caller.anonymous:
+            return await self.registry.touch(thread_id, owner=caller.name)
+        raise not_found(thread_id)
 
     async def health(self) -> dict[str, Any]:
         """`{status, detail}`: can the agent's checkpointer and the conversation list be read?"""
@@ -123,6 +114,11 @@ def get_runtime(request: Request) -> ApiRuntime:
     if runtime is None:
         raise ApiError(503, "The agent is still starting.", "Retry in a few seconds.")
     return runtime
+
+
+def not_found(thread_id: str) -> ApiError:
+    return ApiError(404, f"There is no conversation {thread_id[:80]}.",
+                    "List your conversations with GET /conversations, or create one.")
 
 
 def valid_thread_id(thread_id: str) -> str:

@@ -1,31 +1,47 @@
-"""Who may call the API: bearer keys, or this machine only when no key is configured.
+"""Who may call: one authentication layer in front of every route of `pilothouse serve`.
+
+`AuthMiddleware` sits outermost (inside CORS) and decides for the REST API, the web UI's API,
+A2A JSON-RPC and the A2A REST binding alike: a request that does work carries a configured key
+(`Authorization: Bearer <key>`) and runs as that key's identity, or, when no key is configured,
+comes from this machine and runs as the anonymous local identity. What stays open holds no
+conversation data: health and readiness probes, the page shell and its assets, the API
+description and the agent cards (which declare the bearer scheme). `/metrics` is open to this
+machine, and to other hosts with a key. Request bodies are bounded before the app reads them.
 
 An API that runs shell commands after approval must not be open to a network by accident, so
-an unauthenticated API refuses to start on anything but a loopback address, and also refuses
-requests that do not come from this machine (a reverse proxy on the same host would otherwise
-turn it into an open service). Request bodies are bounded before the app reads them.
+without keys `pilothouse serve` refuses to start on anything but a loopback address, and
+refuses requests that do not come from this machine (a reverse proxy on the same host would
+otherwise turn it into an open service).
 """
 
 from __future__ import annotations
 
-import hmac
 import ipaddress
 import json
 import logging
-from collections.abc import Sequence
+
 from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.authentication import AuthCredentials, UnauthenticatedUser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pilothouse.errors import ConfigurationError
 from pilothouse.interfaces.api.errors import ApiError, error_body
+from pilothouse.interfaces.api.identity import LOCAL, Identity, KeyRing
 
 logger = logging.getLogger("pilothouse.api")
 
 LOOPBACK_NAMES = frozenset({"localhost"})
+#: Paths that answer without a key: they carry no conversation data.
+OPEN_PATHS = frozenset({"/", "/healthz", "/readyz", "/openapi.json", "/docs", "/favicon.ico"})
+OPEN_PREFIXES = ("/static/", "/docs-static/")
+AGENT_CARD = "/.well-known/agent-card.json"
+METRICS = "/metrics"
+# Declares the scheme in the OpenAPI description; the middleware does the checking.
 _bearer = HTTPBearer(auto_error=False, description="An API key from PILOTHOUSE_API_KEYS.")
+KEY_HINT = "Send 'Authorization: Bearer <key>' with a key from PILOTHOUSE_API_KEYS."
 
 
 def is_loopback(host: str | None) -> bool:
@@ -40,16 +56,17 @@ def is_loopback(host: str | None) -> bool:
         return False
 
 
-def check_exposure(api_keys: Sequence[str], bind_host: str) -> None:
+def check_exposure(keyring: KeyRing, bind_host: str) -> None:
     """Refuse to serve without keys on a non-loopback address; log how requests are checked."""
-    if api_keys:
-        logger.info("API keys required: %d key(s) configured.", len(api_keys))
+    if keyring:
+        logger.info("API keys required: %d identit(ies) configured: %s.", len(keyring.names),
+                    ", ".join(keyring.names))
         return
     if not is_loopback(bind_host):
         raise ConfigurationError(
-            f"No API keys are configured, so the API may only listen on 127.0.0.1, "
+            f"No API keys are configured, so Pilothouse may only listen on 127.0.0.1, "
             f"not {bind_host}.",
-            hint="Set PILOTHOUSE_API_KEYS=<key>[,<key>...] to serve other hosts, "
+            hint="Set PILOTHOUSE_API_KEYS=<name>=<key>[,...] to serve other hosts, "
                  "or bind to 127.0.0.1.",
         )
     logger.warning(
@@ -58,31 +75,84 @@ def check_exposure(api_keys: Sequence[str], bind_host: str) -> None:
     )
 
 
+def is_open(path: str) -> bool:
+    """True for paths anyone may read: probes, the page shell, API docs and agent cards."""
+    return path in OPEN_PATHS or path.startswith(OPEN_PREFIXES) or path.endswith(AGENT_CARD)
+
+
+def _bearer_token(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            return token.strip() if scheme.lower() == "bearer" and token.strip() else ""
+    return None
+
+
+class AuthMiddleware:
+    """Sets `scope["user"]` to the caller's `Identity`, or refuses the request (401/403)."""
+
+    def __init__(self, app: ASGIApp, keyring: KeyRing) -> None:
+        self.app = app
+        self.keyring = keyring
+
+    def authenticate(self, scope: Scope) -> Identity | ApiError:
+        """The caller's identity, or the error that refuses it."""
+        client = scope.get("client")
+        local = is_loopback(client[0] if client else None)
+        if not self.keyring:
+            if local:
+                return LOCAL
+            return ApiError(403, "This server has no API keys configured and only serves "
+                                 "this machine.",
+                            "Call it from 127.0.0.1, or configure PILOTHOUSE_API_KEYS.")
+        token = _bearer_token(scope)
+        if token is None:
+            return _unauthorized("Missing API key.")
+        identity = self.keyring.identify(token)
+        return identity if identity is not None else _unauthorized("Invalid API key.")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        found = self.authenticate(scope)
+        path = scope.get("path", "")
+        if isinstance(found, Identity):
+            scope["user"], scope["auth"] = found, AuthCredentials(["authenticated"])
+        elif is_open(path) or (path == METRICS and _from_loopback(scope)):
+            scope["user"], scope["auth"] = UnauthenticatedUser(), AuthCredentials()
+        else:
+            await found.response()(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def _from_loopback(scope: Scope) -> bool:
+    client = scope.get("client")
+    return is_loopback(client[0] if client else None)
+
+
 def _unauthorized(error: str) -> ApiError:
-    return ApiError(
-        401, error, "Send 'Authorization: Bearer <key>' with a key from PILOTHOUSE_API_KEYS.",
-        headers={"WWW-Authenticate": "Bearer"},
-    )
+    return ApiError(401, error, KEY_HINT, headers={"WWW-Authenticate": "Bearer"})
 
 
-async def require_api_key(
+def current_identity(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> None:
-    """A FastAPI dependency: the request carries a configured key (or comes from loopback)."""
-    keys: Sequence[str] = request.app.state.api_keys
-    if not keys:
-        client = request.client.host if request.client else None
-        if not is_loopback(client):
-            raise ApiError(403, "This API has no keys configured and only serves this machine.",
-                           "Call it from 127.0.0.1, or configure PILOTHOUSE_API_KEYS.")
-        return
-    if credentials is None:
+) -> Identity:
+    """A FastAPI dependency: who is calling, as `AuthMiddleware` established it.
+
+    The middleware already refused anyone it could not identify; this refuses again should a
+    route ever be reached without it (an app assembled without the middleware).
+    """
+    user = request.scope.get("user")
+    if not isinstance(user, Identity):
         raise _unauthorized("Missing API key.")
-    given = credentials.credentials.encode()
-    # Compare against every key in constant time, so timing does not reveal a prefix.
-    if not any(hmac.compare_digest(given, key.encode()) for key in keys):
-        raise _unauthorized("Invalid API key.")
+    return user
+
+
+# The routers' dependency: a route that does work needs an identity.
+require_api_key = current_identity
 
 
 class BodyLimitMiddleware:

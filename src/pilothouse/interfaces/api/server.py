@@ -48,7 +48,8 @@ def assistant_app(
 ) -> FastAPI:
     """The API app over the assistant `settings` describe (opened when the app starts)."""
     return create_api_app(open_configured_assistant(settings, model), api_keys=api_keys,
-                          bind_host=host, registry_path=registry_path(settings),
+                          admin_keys=settings.admin_keys, bind_host=host,
+                          registry_path=registry_path(settings),
                           max_body_bytes=max_body_bytes, cors_origins=cors_origins)
 
 

@@ -22,9 +22,9 @@ import ijson
 
 from pilothouse.config import Settings
 from pilothouse.errors import ConfigurationError, UpstreamError
+from pilothouse.redaction import Redactor
 from pilothouse.tools.argocd.errors import (
     CREDENTIALS_HINT,
-    Redactor,
     http_error,
     too_large,
     transport_error,
@@ -215,7 +215,7 @@ class ArgoCDClient:
                 f"Argo CD refused to log in as ARGOCD_USERNAME (HTTP {response.status_code}).",
                 hint="Check ARGOCD_USERNAME and ARGOCD_PASSWORD, or set ARGOCD_TOKEN instead.")
         self._token = response.json().get("token")
-        self._redact.secrets.append(self._token or "")
+        self._redact.add(self._token)
 
     @asynccontextmanager
     async def _open(self, method: str, path: str, *, params: Params = None,

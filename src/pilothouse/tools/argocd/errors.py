@@ -1,35 +1,24 @@
 """Map what Argo CD answers (HTTP status, gRPC error body, transport failure) to Pilothouse errors.
 
 Each message says what happened and what to do, and none carries a credential: text that came
-from the wire passes through `Redactor` before it reaches an exception.
+from the wire passes through the client's `Redactor` (pilothouse.redaction) before it reaches
+an exception.
 """
 
 from __future__ import annotations
 
 import json
 import ssl
-from collections.abc import Iterable
 
 import httpx
 
 from pilothouse.errors import ConfigurationError, PilothouseError, UpstreamError, UserInputError
+from pilothouse.redaction import Redactor
 
 CREDENTIALS_HINT = (
     "The token is missing or expired: set ARGOCD_TOKEN to a valid token "
     "(`argocd account generate-token`), or set ARGOCD_USERNAME and ARGOCD_PASSWORD."
 )
-
-
-class Redactor:
-    """Replaces known secrets in text; the one path wire text takes into an error."""
-
-    def __init__(self, secrets: Iterable[str | None]) -> None:
-        self.secrets = [s for s in secrets if s and len(s) >= 4]
-
-    def __call__(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, "***")
-        return text
 
 
 def error_message(body: bytes) -> str:

@@ -3,7 +3,8 @@
 Tool descriptions are short on purpose: a local model reads every schema on every turn at ~90
 tokens/s. Every tool answers with compact JSON; failures become an `is_error` result carrying
 `{error, kind, suggestion}`, never a stack trace. `sync_application` exists only when
-`ARGOCD_READ_ONLY=false`, and even then changes nothing without `approved=true`.
+`ARGOCD_READ_ONLY=false`, and even then changes nothing without `approved=true` and the
+fingerprint of the dry run the person approved (checked again just before the sync starts).
 """
 
 from __future__ import annotations
@@ -142,10 +143,13 @@ def build_argocd_server(settings: Settings | None = None, *,
 
     async def sync_application(name: AppName, dry_run: bool = True, approved: bool = False,
                                prune: bool = False, revision: str | None = None,
-                               project: str | None = None) -> CallToolResult:
+                               project: str | None = None,
+                               expected_evidence: Annotated[str | None, Field(
+                                   description="set by Pilothouse after approval")] = None,
+                               ) -> CallToolResult:
         return await run(lambda c: sync.sync_application(
             c, name, dry_run=dry_run, approved=approved, prune=prune, revision=revision,
-            project=project))
+            project=project, expected_evidence=expected_evidence))
 
     tools: list[tuple[Callable[..., Awaitable[CallToolResult]], str]] = [
         (list_applications, "List Argo CD applications, paged; filter by project, sync/health "

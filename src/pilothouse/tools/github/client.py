@@ -23,8 +23,8 @@ import httpx
 import ijson
 
 from pilothouse.errors import UpstreamError
+from pilothouse.redaction import Redactor
 from pilothouse.tools.github.errors import (
-    Redactor,
     display_url,
     error_message,
     http_error,

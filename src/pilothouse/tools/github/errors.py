@@ -1,36 +1,24 @@
 """Map what GitHub answers (status, error body, rate-limit headers, transport failure) to
 Pilothouse errors whose messages say what to do.
 
-No message carries the token: wire text passes through `Redactor` first, and URLs are shown
-without any user-info part.
+No message carries the token: wire text passes through the client's `Redactor`
+(pilothouse.redaction) first, and URLs are shown without any user-info part.
 """
 
 from __future__ import annotations
 
 import json
 import ssl
-from collections.abc import Iterable
 from datetime import UTC, datetime
 
 import httpx
 
 from pilothouse.errors import ConfigurationError, PilothouseError, UpstreamError, UserInputError
+from pilothouse.redaction import Redactor
 
 TOKEN_HINT = ("Set GITHUB_TOKEN to a valid token: a fine-grained token with read access to "
               "Metadata, Pull requests, Issues and Actions of the repositories, or a classic "
               "token with the `repo` scope.")
-
-
-class Redactor:
-    """Replaces known secrets in text; the one path wire text takes into an error."""
-
-    def __init__(self, secrets: Iterable[str | None]) -> None:
-        self.secrets = [s for s in secrets if s and len(s) >= 4]
-
-    def __call__(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, "***")
-        return text
 
 
 class RateLimitError(UpstreamError):

@@ -1,9 +1,11 @@
-"""Where definitions start in languages we do not parse: per-language line patterns.
+"""File languages, and where sections start in files that are not parsed: line patterns.
 
-A full parser per language (tree-sitter) would need compiled grammars we cannot fetch offline;
-top-level definitions in real code are regular enough that anchored patterns find them. Each
-pattern's first non-empty group (or a formatter) names the symbol. A boundary moves up over the
-comments, doc comments, attributes and decorators directly above it, which describe it.
+Source code in the languages with a tree-sitter grammar wheel is chunked from its syntax tree
+(`chunking.py`, `languages.py`). What is left is line-oriented enough for anchored patterns:
+YAML documents and keys, Markdown headings, TOML tables, Dockerfile stages, Makefile targets,
+and Kotlin declarations (no grammar wheel is kept for it). Each pattern's first non-empty group
+(or a formatter) names the section. A boundary moves up over the comments and annotations
+directly above it, which describe it.
 """
 
 from __future__ import annotations
@@ -50,68 +52,11 @@ def _first(m: re.Match[str]) -> str:
     return next((g for g in m.groups() if g), "")
 
 
-def _receiver(m: re.Match[str]) -> str:
-    return f"{m.group(1)}.{m.group(2)}" if m.group(1) else m.group(2)
-
-
 def _stage(m: re.Match[str]) -> str:
     return m.group(2) or m.group(1)
 
 
-def _labels(m: re.Match[str]) -> str:
-    return ".".join(re.findall(r'"([^"]*)"', m.group(2))) or m.group(1)
-
-
-_NOT_A_NAME = r"(?!(?:if|for|while|switch|catch|return|new|throw|else|function|do|try)\b)"
-_JS_COMMON: list[tuple[str, Namer]] = [
-    (r"^(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(\w+)", _first),
-    (r"^(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(\w+)", _first),
-    (r"^(?:export\s+)?(?:const|let|var)\s+(\w+)\s*(?::[^=]+)?=", _first),
-    (r"^(?:describe|it|test)\s*\(\s*['\"`]([^'\"`]+)", _first),
-    (
-        r"^\s{2,4}(?:(?:public|private|protected|static|async|readonly|override|get|set)\s+)*"
-        + _NOT_A_NAME
-        + r"(\w+)\s*(?:<[^>]*>)?\([^;]*\)\s*(?::\s*[^={;]+)?\{\s*$",
-        _first,
-    ),
-]
 _PATTERNS: dict[str, list[tuple[str, Namer]]] = {
-    "javascript": _JS_COMMON,
-    "typescript": [
-        *_JS_COMMON,
-        (r"^(?:export\s+)?(?:declare\s+)?(?:interface|type|enum|namespace|module)\s+(\w+)", _first),
-    ],
-    "go": [
-        (r"^func\s+\(\s*\w*\s*\*?(\w+)[^)]*\)\s*(\w+)", _receiver),
-        (r"^func\s+()(\w+)", _receiver),
-        (r"^type\s+(\w+)", _first),
-        (r"^(?:var|const)\s+(\w+)?", _first),
-    ],
-    "rust": [
-        (
-            r"^\s{0,4}(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:const\s+)?(?:unsafe\s+)?"
-            r"(?:extern\s+\"[^\"]*\"\s+)?fn\s+(\w+)",
-            _first,
-        ),
-        (
-            r"^(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait|union|type|mod|static|const)\s+(\w+)",
-            _first,
-        ),
-        (r"^(?:unsafe\s+)?impl(?:<[^{]*?>)?\s+([^{]+?)\s*(?:where\b.*)?\{?\s*$", _first),
-        (r"^macro_rules!\s*(\w+)", _first),
-    ],
-    "java": [
-        (
-            r"^\s{0,4}(?:(?:public|protected|private|static|final|abstract|sealed|non-sealed)\s+)*"
-            r"(?:class|interface|enum|record|@interface)\s+(\w+)",
-            _first,
-        ),
-        (
-            r"^\s{4}(?:(?:public|protected|private|static|final|abstract|synchronized|native|default)"
-            r"\s+)*(?:<[^>]+>\s+)?" + _NOT_A_NAME + r"[\w<>\[\],.? ]+\s+(\w+)\s*\([^;]*$",
-            _first,
-        ),
-    ],
     "kotlin": [
         (
             r"^\s{0,4}(?:(?:public|private|internal|protected|open|abstract|override|suspend|inline|"
@@ -120,27 +65,7 @@ _PATTERNS: dict[str, list[tuple[str, Namer]]] = {
             _first,
         ),
     ],
-    "c": [
-        (r"^(?:typedef\s+)?(?:struct|enum|union)\s+(\w+)[^;]*$", _first),
-        (r"^" + _NOT_A_NAME + r"[A-Za-z_][\w\s\*]*?\b(\w+)\s*\([^;]*\)\s*\{?\s*$", _first),
-    ],
-    "cpp": [
-        (r"^(?:template\s*<.*>\s*)?(?:struct|class|enum|union|namespace)\s+(\w+)[^;]*$", _first),
-        (
-            r"^" + _NOT_A_NAME
-            + r"[A-Za-z_][\w\s\*&:<>,]*?\b([\w:~]+)\s*\([^;]*\)\s*(?:const\s*)?\{?\s*$",
-            _first,
-        ),
-    ],
-    "shell": [
-        (r"^function\s+([A-Za-z_][\w:-]*)", _first),
-        (r"^([A-Za-z_][\w:-]*)\s*\(\)\s*\{?", _first),
-    ],
     "toml": [(r"^\[\[?\s*([^\]]+?)\s*\]\]?\s*$", _first)],
-    "hcl": [
-        (r"^(resource|data|module|variable|output|provider)\s+((?:\"[^\"]*\"\s*)+)\{", _labels),
-        (r"^(locals|terraform)\s*\{", _first),
-    ],
     "dockerfile": [(r"(?i)^FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?", _stage)],
     "makefile": [(r"^([A-Za-z0-9_.%/-]+)\s*:(?!=)", _first)],
 }
@@ -148,12 +73,8 @@ _COMPILED = {lang: [(re.compile(p), n) for p, n in pats] for lang, pats in _PATT
 _PREFIXES: dict[str, tuple[str, ...]] = {
     "hash": ("#",),
     "slash": ("//", "/*", "*", "@"),
-    "rust": ("//", "/*", "*", "#["),
 }
-_COMMENT_STYLE = {
-    "shell": "hash", "toml": "hash", "hcl": "hash", "dockerfile": "hash", "makefile": "hash",
-    "rust": "rust", "yaml": "hash",
-}
+_COMMENT_STYLE = {"toml": "hash", "dockerfile": "hash", "makefile": "hash", "yaml": "hash"}
 
 
 def find_boundaries(language: str, lines: list[str]) -> list[Boundary]:

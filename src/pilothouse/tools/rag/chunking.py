@@ -1,19 +1,28 @@
 """Split source files into chunks that follow the code's own structure.
 
-Python is parsed with `ast`: each function, class (or, for a long class, its header and each
-method) becomes a chunk, decorators and leading comments included, and module-level code
-between definitions is grouped. Other languages use per-language boundary patterns
-(`boundaries.py`). A chunk longer than the cap is cut into overlapping windows so no part of a
-long function is invisible to search.
+Python, Go, JavaScript/TypeScript, Java, Rust, C/C++, shell and HCL are parsed with tree-sitter
+(`grammars.py`; what counts as a definition is in `languages.py`): each function, class or type
+becomes a chunk, with the comments, attributes and decorators directly above it, and the code
+between definitions is grouped. A type longer than the cap is split at its members (its header,
+then one chunk per method). Because the chunker reads syntax, a declaration-looking line inside
+a string is text, and a signature spread over several lines is still one definition. Other
+files (YAML, Markdown, TOML, Dockerfiles, ...) are cut at line patterns (`boundaries.py`). A
+chunk still longer than the cap is cut into overlapping windows so no part of it is invisible
+to search.
 """
 
 from __future__ import annotations
 
-import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from tree_sitter import Node
+
+from pilothouse.tools.rag import grammars
 from pilothouse.tools.rag.boundaries import Boundary, find_boundaries, language_for
+from pilothouse.tools.rag.languages import RULES
+from pilothouse.tools.rag.syntax import COMMENT_TYPES, LEADING_TYPES, Definition, LanguageRules
 
 #: Lines per chunk. The embedding model reads ~256 tokens (~60 short lines of code).
 MAX_LINES = 60
@@ -51,8 +60,13 @@ def chunk_text(path: str, text: str) -> list[Chunk]:
     if not any(line.strip() for line in lines):
         return []
     language = language_for(PurePosixPath(path).name)
-    segments = _python_segments(text, lines) if language == "python" else None
-    if segments is None:
+    if language in grammars.PARSED_LANGUAGES:
+        # Parsing the lines rejoined with "\n" keeps tree rows equal to `lines` indices, which
+        # str.splitlines() would not for a form feed or a lone carriage return.
+        source = "\n".join(lines).encode("utf-8", "replace")
+        root = grammars.parse(language, path, source).root_node
+        segments = _Walker(RULES[language], lines).segments(root)
+    else:
         segments = _segments_from_boundaries(find_boundaries(language, lines), len(lines))
     segments = _merge_small(segments, lines)
     chunks: list[Chunk] = []
@@ -61,82 +75,123 @@ def chunk_text(path: str, text: str) -> list[Chunk]:
     return chunks
 
 
-def _python_segments(text: str, lines: list[str]) -> list[_Segment] | None:
-    """Definitions and grouped module-level code, or None when the file does not parse."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
-    segments: list[_Segment] = []
-    cursor = 0
-    loose: list[str] = []  # names assigned by module-level code since the last definition
-    for node in tree.body:
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            loose.extend(_assigned_names(node))
-            continue
-        start = _leading_comments(lines, _first_line(node))
-        end = node.end_lineno or node.lineno
-        if start > cursor and any(line.strip() for line in lines[cursor:start]):
-            segments.append(_Segment(cursor, start, "", loose))
-        loose = []
-        if isinstance(node, ast.ClassDef) and end - start > MAX_LINES:
-            segments.extend(_class_segments(node, lines, start, end))
-        else:
-            names = [node.name]
-            if isinstance(node, ast.ClassDef):
-                names += [f"{node.name}.{m.name}" for m in _methods(node)]
-            segments.append(_Segment(start, end, node.name, names))
-        cursor = end
-    if cursor < len(lines) and any(line.strip() for line in lines[cursor:]):
-        segments.append(_Segment(cursor, len(lines), "", loose))
-    return segments
+class _Walker:
+    """Turns one syntax tree into segments: definitions, and the code between them."""
+
+    def __init__(self, rules: LanguageRules, lines: list[str]) -> None:
+        self.rules = rules
+        self.lines = lines
+        #: Rows that hold only a comment or attribute, which a definition below may claim.
+        self.leading_rows: set[int] = set()
+
+    def segments(self, root: Node) -> list[_Segment]:
+        return self._level(list(self._units(root)), 0, len(self.lines), "", [])
+
+    def _units(self, node: Node) -> Iterator[Node]:
+        """The nodes at one level, reading through transparent containers and parse errors."""
+        for child in node.named_children:
+            if child.type in self.rules.transparent or child.type == "ERROR":
+                yield from self._units(child)
+            elif (inner := self.rules.opens(child)) is not None:
+                yield from self._units(inner)
+            else:
+                yield child
+
+    def _level(
+        self, units: list[Node], start: int, end: int, owner: str, header: list[str]
+    ) -> list[_Segment]:
+        """Segments for `units` within rows start..end; code between definitions is grouped
+        under `owner` (the type being split, '' at the top), the first group named `header`."""
+        segments: list[_Segment] = []
+        cursor, loose = start, list(header)
+        for node in units:
+            if node.type in LEADING_TYPES:
+                self._mark_leading(node)
+                continue
+            found = self._definition(node, top=not owner)
+            if found is None:
+                if not owner:  # a type's fields and attributes are its own, not the file's
+                    loose.extend(n for n in self.rules.loose_names(node) if n)
+                continue
+            d_start, d_end = max(self._claim_leading(node, cursor), cursor), self._end(node) + 1
+            if d_end <= cursor:
+                continue
+            if d_start > cursor and self._has_text(cursor, d_start):
+                segments.append(_Segment(cursor, d_start, owner, loose))
+                loose = []
+            elif not owner:
+                loose = []
+            segments.extend(self._definition_segments(found, d_start, d_end, owner))
+            cursor = d_end
+        if cursor < end and self._has_text(cursor, end):
+            segments.append(_Segment(cursor, end, owner, loose))
+        return segments
+
+    def _definition(self, node: Node, *, top: bool) -> Definition | None:
+        member = self.rules.member
+        return self.rules.definition(node) if top or member is None else member(node)
+
+    def _definition_segments(
+        self, found: Definition, start: int, end: int, owner: str
+    ) -> list[_Segment]:
+        symbol = f"{owner}.{found.symbol}" if owner else found.symbol
+        scope = f"{owner}.{found.scope or found.symbol}" if owner else found.scope or found.symbol
+        members = self._members(found)
+        if end - start > MAX_LINES and members:
+            # Too long for one chunk: split at member boundaries (header, then each member).
+            return self._level(members, start, end, scope, [symbol])
+        names = [symbol, *found.names]
+        if owner:
+            names.append(found.symbol)
+        for member in members:
+            inner = self._definition(member, top=False)
+            if inner is not None:
+                names.append(f"{scope}.{inner.symbol}")
+                if self.rules.bare_member_names:
+                    names.append(inner.symbol)
+        return [_Segment(start, end, symbol, names)]
+
+    def _members(self, found: Definition) -> list[Node]:
+        if found.body is None:
+            return []
+        units = list(self._units(found.body))
+        if not any(self._definition(u, top=False) for u in units):
+            return []
+        return [u for u in units if u.type in LEADING_TYPES or self._definition(u, top=False)]
+
+    def _claim_leading(self, node: Node, floor: int) -> int:
+        """Move a definition's first row up over the comment block directly above it."""
+        start = node.start_point.row
+        while start > floor and start - 1 in self.leading_rows:
+            start -= 1
+        return start
+
+    def _mark_leading(self, node: Node) -> None:
+        """Remember a comment's rows if it stands on lines of its own."""
+        row, column = node.start_point
+        line = self.lines[row] if row < len(self.lines) else ""
+        # Columns count bytes; indentation is ASCII, so its length in characters is the same.
+        if column == len(line) - len(line.lstrip()):
+            self.leading_rows.update(range(row, _last_row(node) + 1))
+
+    def _end(self, node: Node) -> int:
+        """A definition's last row, leaving out comments that trail its body (which an
+        indented language parses as part of it) and marking them for what follows."""
+        while node.children:
+            children = list(node.children)
+            while len(children) > 1 and children[-1].type in COMMENT_TYPES:
+                self._mark_leading(children.pop())
+            node = children[-1]
+        return _last_row(node)
+
+    def _has_text(self, start: int, end: int) -> bool:
+        return any(line.strip() for line in self.lines[start:end])
 
 
-def _class_segments(node: ast.ClassDef, lines: list[str], start: int, end: int) -> list[_Segment]:
-    """A long class: its header (signature, docstring, attributes), then one chunk per method."""
-    methods = _methods(node)
-    segments: list[_Segment] = []
-    cursor = start
-    header_names = [node.name]
-    for method in methods:
-        m_start = _leading_comments(lines, _first_line(method))
-        if any(line.strip() for line in lines[cursor:m_start]):
-            segments.append(_Segment(cursor, m_start, node.name, header_names))
-            header_names = []
-        m_end = method.end_lineno or method.lineno
-        qualified = f"{node.name}.{method.name}"
-        segments.append(_Segment(m_start, m_end, qualified, [qualified, method.name]))
-        cursor = m_end
-    if any(line.strip() for line in lines[cursor:end]):
-        segments.append(_Segment(cursor, end, node.name, header_names))
-    return segments
-
-
-def _methods(node: ast.ClassDef) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    return [n for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
-
-
-def _first_line(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> int:
-    """0-based first line, counting decorators, which belong to the definition."""
-    decorators = [d.lineno for d in node.decorator_list]
-    return min([node.lineno, *decorators]) - 1
-
-
-def _leading_comments(lines: list[str], start: int) -> int:
-    """Move `start` up over the comment block directly above a definition."""
-    while start > 0 and lines[start - 1].lstrip().startswith("#"):
-        start -= 1
-    return start
-
-
-def _assigned_names(node: ast.stmt) -> list[str]:
-    """Top-level names a module statement binds (constants, aliases, imports are skipped)."""
-    targets: list[ast.expr] = []
-    if isinstance(node, ast.Assign):
-        targets = list(node.targets)
-    elif isinstance(node, ast.AnnAssign | ast.AugAssign):
-        targets = [node.target]
-    return [t.id for t in targets if isinstance(t, ast.Name)]
+def _last_row(node: Node) -> int:
+    """The last row a node covers; a node that ends with its newline ends on the row before."""
+    row, column = node.end_point
+    return row - 1 if column == 0 and row > node.start_point.row else row
 
 
 def _segments_from_boundaries(boundaries: list[Boundary], total: int) -> list[_Segment]:

@@ -2,17 +2,19 @@
 
 The child environment is built from an allow-list, not by deleting known-bad names: an
 unknown variable such as `PAYMENTS_DB=postgres://u:pw@host` would survive any deny-list.
-Names that look secret are dropped even when allow-listed, and the values of dropped secrets
-are then scrubbed from the output in case a command found them another way (a file, /proc).
+Names that look secret (pilothouse.redaction decides) are dropped even when allow-listed, and
+the values of dropped secrets are then scrubbed from the output in case a command found them
+another way (a file, /proc).
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from pilothouse.redaction import MIN_SECRET_LENGTH, Redactor, is_secret_name, redact
 
 #: Variables commands commonly need and that carry no credentials by themselves.
 SAFE_VARIABLES = frozenset({
@@ -21,12 +23,8 @@ SAFE_VARIABLES = frozenset({
     "AWS_DEFAULT_REGION", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "SSL_CERT_FILE", "SSL_CERT_DIR",
     "REQUESTS_CA_BUNDLE",
 })
-_SECRET_NAME = re.compile(
-    r"TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|KEY|CREDENTIAL|AUTH(?!OR)|COOKIE|PRIVATE|"
-    r"SSH_AUTH_SOCK|GPG_AGENT|DATABASE_URL|DSN",
-    re.IGNORECASE,
-)
-_URL_WITH_PASSWORD = re.compile(r"://[^/\s:@]+:[^/\s@]+@")
+#: Not secrets themselves but handles to an agent that holds keys: as good as one.
+AGENT_SOCKETS = frozenset({"SSH_AUTH_SOCK", "GPG_AGENT_INFO"})
 #: Fixed settings that keep tools non-interactive and pager-free.
 FORCED = {
     "PAGER": "cat",
@@ -44,27 +42,6 @@ FORCED = {
     "GIT_CONFIG_KEY_1": "protocol.ext.allow",
     "GIT_CONFIG_VALUE_1": "never",
 }
-#: Token shapes redacted from any output, whatever produced them.
-TOKEN_PATTERNS = (
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
-    re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"),
-    re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"),
-    re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
-    re.compile(r"\bsk-(ant-)?[A-Za-z0-9_-]{20,}"),
-    re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    re.compile(r"(?P<keep>\b(?i:bearer|basic)\s+)[A-Za-z0-9._~+/=-]{8,}"),
-    re.compile(r"(?P<keep>(?i:aws_secret_access_key|password|passwd|secret)\s*[=:]\s*)\S+"),
-    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)"),
-)
-REDACTED = "[REDACTED]"
-#: Shorter values ("1", "user") would redact ordinary words from every output.
-_MIN_SECRET_LENGTH = 6
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether a variable name suggests it holds a credential."""
-    return bool(_SECRET_NAME.search(name))
 
 
 @dataclass(frozen=True)
@@ -89,9 +66,10 @@ def build_environment(
     variables: dict[str, str] = {}
     secrets: list[str] = []
     for name, value in source.items():
-        looks_secret = is_secret_name(name) or bool(_URL_WITH_PASSWORD.search(value))
+        # A value holding a credential shape (`PAYMENTS_DB=postgres://u:pw@h`) counts too.
+        looks_secret = is_secret_name(name) or name in AGENT_SOCKETS or redact(value) != value
         if looks_secret:
-            if len(value) >= _MIN_SECRET_LENGTH:
+            if len(value) >= MIN_SECRET_LENGTH:
                 secrets.append(value)
             continue
         if name in allowed or name.startswith("LC_"):
@@ -114,18 +92,3 @@ def _safe_path(value: str, workspace: Path) -> str:
             continue
         kept.append(entry)
     return os.pathsep.join(dict.fromkeys(kept)) or os.defpath
-
-
-class Redactor:
-    """Replaces known secret values and token-shaped strings with [REDACTED]."""
-
-    def __init__(self, secret_values: Iterable[str] = ()) -> None:
-        self.secret_values = tuple(v for v in secret_values if len(v) >= _MIN_SECRET_LENGTH)
-
-    def __call__(self, text: str) -> str:
-        for value in self.secret_values:
-            text = text.replace(value, REDACTED)
-        for pattern in TOKEN_PATTERNS:
-            # Keep a `Bearer ` / `password=` label so the output still reads sensibly.
-            text = pattern.sub(lambda m: (m.groupdict().get("keep") or "") + REDACTED, text)
-        return text

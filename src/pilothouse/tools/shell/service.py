@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pilothouse.errors import ApprovalRequired
+from pilothouse.redaction import Redactor
 from pilothouse.tools.shell.approval import ApprovalVerifier, resolve_secret
 from pilothouse.tools.shell.decision import PolicyDecision
 from pilothouse.tools.shell.diagnosis import diagnose, missing_programs, suggest_install
-from pilothouse.tools.shell.environment import Redactor, build_environment
+from pilothouse.tools.shell.environment import build_environment
 from pilothouse.tools.shell.executor import ExecutionLimits, ExecutionResult, execute
 from pilothouse.tools.shell.policy import ShellPolicy
 

@@ -1,0 +1,122 @@
+"""Measure what running the local model in a worker process costs, against running it in process.
+
+Run: .venv/bin/python bench/local_worker.py [--repeat 3] [--new-tokens 64]
+Prints a table and writes bench/results/local_worker.json.
+
+Both engines get the same prompts (about 300 tokens, each opening with its run number so no
+KV prefix is reused and every run processes the whole prompt) and generate the same number of
+tokens greedily. Runs alternate in process / worker so load drift on a shared machine hits both
+alike. Reported per engine: time to first token, prompt processing (prompt tokens / time to
+first token) and generation (tokens after the first / time after the first), medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from pilothouse.config import Settings
+from pilothouse.models.local_engine import GenerationStats, open_engine
+from pilothouse.models.local_turn import TurnEngine
+from pilothouse.models.local_weights import ensure_local_model
+from pilothouse.models.local_worker import shared_engine
+
+OUTPUT = Path(__file__).resolve().parent / "results" / "local_worker.json"
+CONTEXT = (
+    "Applications: payments-api (Degraded, Synced), checkout-web (Healthy, OutOfSync), "
+    "inventory (Healthy, Synced), ledger-worker (Progressing, Synced). "
+)
+PROMPT = (
+    "<|im_start|>system\nRun {run}. You are Pilothouse, an assistant for platform engineers. "
+    + CONTEXT * 6
+    + "<|im_end|>\n<|im_start|>user\nDescribe each application's state in detail, one "
+    "paragraph each.<|im_end|>\n<|im_start|>assistant\n"
+)
+
+
+def one_run(engine: TurnEngine, run: int, new_tokens: int) -> dict[str, float]:
+    stats = GenerationStats()
+    started = time.perf_counter()
+    first = 0.0
+    with engine.lock:
+        for _ in engine.generate(PROMPT.format(run=run), stats=stats, max_tokens=new_tokens):
+            if not first:
+                first = time.perf_counter()
+    ended = time.perf_counter()
+    ttft = first - started
+    return {
+        "ttft_ms": ttft * 1000,
+        "prompt_tokens_per_s": stats.prompt_tokens / ttft,
+        "generation_tokens_per_s": (stats.completion_tokens - 1) / (ended - first),
+        "prompt_tokens": stats.prompt_tokens,
+        "completion_tokens": stats.completion_tokens,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--new-tokens", type=int, default=64)
+    args = parser.parse_args()
+    load_before = os.getloadavg()
+    settings = Settings.from_env(dict(os.environ))
+    path = ensure_local_model(settings)
+    threads = settings.local_threads
+    engines: dict[str, TurnEngine] = {
+        "in process": open_engine(path, settings.local_context_tokens, threads),
+        "worker": shared_engine(path, settings.local_context_tokens, threads),
+    }
+    for name, engine in engines.items():  # load the model, warm caches
+        one_run(engine, -1, 4)
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in engines}
+    for run in range(args.repeat):
+        for name, engine in engines.items():
+            runs[name].append(one_run(engine, run, args.new_tokens))
+    metrics = ("ttft_ms", "prompt_tokens_per_s", "generation_tokens_per_s")
+    medians = {name: {m: statistics.median(r[m] for r in rows) for m in metrics}
+               for name, rows in runs.items()}
+    base, worker = medians["in process"], medians["worker"]
+    # Overhead as extra time: positive means the worker is slower.
+    overhead = {
+        "ttft_ms": worker["ttft_ms"] / base["ttft_ms"] - 1,
+        "prompt_tokens_per_s": base["prompt_tokens_per_s"] / worker["prompt_tokens_per_s"] - 1,
+        "generation_tokens_per_s":
+            base["generation_tokens_per_s"] / worker["generation_tokens_per_s"] - 1,
+    }
+    table = Table(title=f"local model: in process vs worker (median of {args.repeat}, "
+                        f"{settings.local_threads or os.cpu_count()} threads)")
+    for column in ("measure", "in process", "worker", "worker overhead"):
+        table.add_column(column)
+    labels = {"ttft_ms": "time to first token (ms)", "prompt_tokens_per_s": "prompt tokens/s",
+              "generation_tokens_per_s": "generated tokens/s"}
+    for metric in metrics:
+        table.add_row(labels[metric], f"{base[metric]:.1f}", f"{worker[metric]:.1f}",
+                      f"{overhead[metric]:+.1%}")
+    Console().print(table)
+    sample = runs["worker"][0]
+    result: dict[str, Any] = {
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "threads": settings.local_threads or os.cpu_count(),
+        "prompt_tokens": sample["prompt_tokens"],
+        "completion_tokens": sample["completion_tokens"],
+        "load_average_before": load_before,
+        "load_average_after": os.getloadavg(),
+        "median": medians,
+        "worker_overhead": overhead,
+        "runs": runs,
+    }
+    OUTPUT.parent.mkdir(exist_ok=True)
+    OUTPUT.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
