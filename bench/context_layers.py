@@ -74,7 +74,7 @@ def time_preflight(size: int, repeats: int = 200) -> dict[str, float]:
                                system_message=SystemMessage(content="You are Pilothouse."),
                                tools=tools)
         start = time.perf_counter()
-        layer._needs_compression(messages)
+        layer._needs_compression(messages, 0)
         layer.fit_request(request)
         elapsed = (time.perf_counter() - start) * 1000
         (cold if attempt % 20 == 0 else warm).append(elapsed)

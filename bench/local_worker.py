@@ -8,6 +8,11 @@ KV prefix is reused and every run processes the whole prompt) and generate the s
 tokens greedily. Runs alternate in process / worker so load drift on a shared machine hits both
 alike. Reported per engine: time to first token, prompt processing (prompt tokens / time to
 first token) and generation (tokens after the first / time after the first), medians.
+
+On a busy machine those end-to-end figures vary by 2x from run to run, far more than the
+boundary costs, so the boundary is also measured on its own: the exact per-token exchange
+(`("piece", text)`, `("ask", None)`, the answer) between two spawned processes, with no model,
+as microseconds per token and as a share of the in-process time per generated token.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import os
 import statistics
 import sys
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +68,35 @@ def one_run(engine: TurnEngine, run: int, new_tokens: int) -> dict[str, float]:
     }
 
 
+def _echo_tokens(conn: Connection, tokens: int) -> None:
+    """The worker's side of `tokens` generated tokens, minus the model."""
+    for _ in range(tokens):
+        conn.send(("piece", " token"))
+        conn.send(("ask", None))
+        conn.recv()
+    conn.send(("done", (0, tokens, "length")))
+
+
+def boundary_microseconds(tokens: int = 5000) -> float:
+    """Wall time per token of the worker protocol alone, parent side included."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    parent, child = context.Pipe(duplex=True)
+    process = context.Process(target=_echo_tokens, args=(child, tokens))
+    process.start()
+    child.close()
+    kind, _ = parent.recv()  # the first message: the child is up
+    started = time.perf_counter()
+    while kind != "done":
+        kind, _ = parent.recv()
+        if kind == "ask":
+            parent.send(False)
+    elapsed = time.perf_counter() - started
+    process.join()
+    return elapsed / tokens * 1e6
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -75,7 +110,7 @@ def main() -> None:
         "in process": open_engine(path, settings.local_context_tokens, threads),
         "worker": shared_engine(path, settings.local_context_tokens, threads),
     }
-    for name, engine in engines.items():  # load the model, warm caches
+    for engine in engines.values():  # load the model, warm caches
         one_run(engine, -1, 4)
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in engines}
     for run in range(args.repeat):
@@ -101,6 +136,16 @@ def main() -> None:
     for metric in metrics:
         table.add_row(labels[metric], f"{base[metric]:.1f}", f"{worker[metric]:.1f}",
                       f"{overhead[metric]:+.1%}")
+    per_pair = {m: statistics.median(
+        (w[m] / b[m] - 1) if m == "ttft_ms" else (b[m] / w[m] - 1)
+        for b, w in zip(runs["in process"], runs["worker"], strict=True)) for m in metrics}
+    for metric in metrics:
+        table.add_row(f"{labels[metric]}, median of run pairs", "", "",
+                      f"{per_pair[metric]:+.1%}")
+    boundary_us = boundary_microseconds()
+    token_us = 1e6 / base["generation_tokens_per_s"]
+    table.add_row("pipe round trip per token (us)", "", f"{boundary_us:.0f}",
+                  f"{boundary_us / token_us:+.2%} of a token")
     Console().print(table)
     sample = runs["worker"][0]
     result: dict[str, Any] = {
@@ -112,6 +157,9 @@ def main() -> None:
         "load_average_after": os.getloadavg(),
         "median": medians,
         "worker_overhead": overhead,
+        "worker_overhead_median_of_pairs": per_pair,
+        "boundary_us_per_token": boundary_us,
+        "boundary_share_of_token_time": boundary_us / token_us,
         "runs": runs,
     }
     OUTPUT.parent.mkdir(exist_ok=True)

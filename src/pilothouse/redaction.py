@@ -151,8 +151,8 @@ class Redactor:
     def add(self, value: str | None) -> None:
         """Mask `value` from now on (ignored when empty or too short to be a credential)."""
         if value and len(value) >= MIN_SECRET_LENGTH and value not in self._values:
-            self._values.append(value)
-            self._values.sort(key=len, reverse=True)
+            # A new list, swapped in whole: a concurrent call never sees one half-sorted.
+            self._values = sorted([*self._values, value], key=len, reverse=True)
 
     def __call__(self, text: str) -> str:
         """`text` with every known value and secret shape masked."""

@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -178,14 +178,15 @@ async def test_another_identity_cannot_see_or_touch_a_task_or_its_approval(
         task_id = asked[0].task.id
         assert final_state(asked) == TaskState.TASK_STATE_INPUT_REQUIRED
 
-        for attempt in (
-            get_task(bob, task_id),
-            bob.cancel_task(CancelTaskRequest(id=task_id)),
-            send(bob, "approve", context_id=context, task_id=task_id),
-            _drain(bob.subscribe(SubscribeToTaskRequest(id=task_id))),
-        ):
-            with pytest.raises(A2AError, match="(?i)not found"):
-                await attempt
+        attempts: list[Callable[[], Awaitable[object]]] = [
+            lambda: get_task(bob, task_id),
+            lambda: bob.cancel_task(CancelTaskRequest(id=task_id)),
+            lambda: send(bob, "approve", context_id=context, task_id=task_id),
+            lambda: _drain(bob.subscribe(SubscribeToTaskRequest(id=task_id))),
+        ]
+        for attempt in attempts:
+            with pytest.raises(A2AError, match=r"(?i)not found"):
+                await attempt()
         listed = await bob.list_tasks(ListTasksRequest())
         assert task_id not in [t.id for t in listed.tasks]
         # The same context id is bob's own conversation: it holds nothing of alice's.

@@ -55,6 +55,11 @@ def test_the_supervisor_reaches_each_agent_by_service_name(services: dict[str, A
     assert services["supervisor"]["ports"] == ["${PILOTHOUSE_PORT:-8080}:8080"]
     # Published on 0.0.0.0, the REST API refuses to start without keys: compose demands them.
     assert env["PILOTHOUSE_API_KEYS"].startswith("${PILOTHOUSE_API_KEYS:?")
+    # The agents listen on 0.0.0.0 too: each requires the key the supervisor sends it.
+    for name in AGENTS:
+        agent_keys = services[name]["environment"]["PILOTHOUSE_API_KEYS"]
+        assert agent_keys.startswith("supervisor=${PILOTHOUSE_AGENT_KEY:?")
+        assert env[f"PILOTHOUSE_AGENTS_{name.upper()}_KEY"] == "${PILOTHOUSE_AGENT_KEY}"
 
 
 def test_state_lives_in_the_postgres_service(services: dict[str, Any]) -> None:

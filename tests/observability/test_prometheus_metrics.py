@@ -10,6 +10,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from pilothouse.context.events import ContextAction, report
 from pilothouse.observability import metrics
+from pilothouse.observability.limits import resident_bytes
+from pilothouse.observability.memory import MemoryBudget, MemoryGuardMiddleware, MemoryMonitor
 from pilothouse.observability.middleware import ObservabilityMiddleware
 from pilothouse.observability.tracing import TracingSetup
 from pilothouse.testing.scripted_model import tool_call
@@ -53,7 +55,7 @@ async def test_a_run_moves_model_tool_search_and_context_counts(
     assert value("pilothouse_tool_call_duration_seconds_count", tool="get_application") >= 1
     assert value("pilothouse_search_rejections_total",
                  tool="search_resources") == rejected_before + 1
-    # The output guard (a context layer) cut the inventory; the tally feeds the counter.
+    # The output guard (a context layer) cut the inventory and its report counted it.
     assert value("pilothouse_context_actions_total", action="truncated") >= truncated_before + 1
 
 
@@ -73,11 +75,29 @@ def test_active_conversations_gauge_counts_blocks_even_when_they_fail() -> None:
     assert value("pilothouse_active_conversations") == start
 
 
-def test_memory_gauges_and_the_registry_holds_only_pilothouse_metrics() -> None:
-    metrics.record_memory(rss=300 * 2**20, peak=400 * 2**20, limit=4 * 2**30)
-    assert value("pilothouse_process_resident_memory_bytes") == 300 * 2**20
-    assert value("pilothouse_process_peak_resident_memory_bytes") == 400 * 2**20
-    assert value("pilothouse_memory_budget_bytes") == 4 * 2**30
-    names = {name for name, _ in scraped()}
+def test_process_figures_are_read_at_scrape_and_the_registry_holds_only_ours() -> None:
+    # The process collector reads /proc when scraped: no sampler has to run first.
+    before = resident_bytes()
+    samples = scraped()
+    after = resident_bytes()
+    rss = samples[("pilothouse_process_resident_memory_bytes", ())]
+    assert before - 8 * 2**20 <= rss <= after + 8 * 2**20
+    assert samples[("pilothouse_process_peak_resident_memory_bytes", ())] >= rss
+    assert samples[("pilothouse_process_cpu_seconds_total", ())] > 0
+    assert samples[("pilothouse_process_open_fds", ())] >= 3
+    names = {name for name, _ in samples}
     assert names and all(name.startswith("pilothouse_") for name in names)
     assert metrics.CONTENT_TYPE.startswith("text/plain")
+
+
+def test_the_memory_guard_exports_the_budget_it_enforces() -> None:
+    MemoryGuardMiddleware(MemoryBudget(3 * 2**30))
+    assert value("pilothouse_memory_budget_bytes") == 3 * 2**30
+    MemoryMonitor(MemoryBudget(5 * 2**30)).sample()
+    assert value("pilothouse_memory_budget_bytes") == 5 * 2**30
+
+
+def test_each_context_action_family_is_exposed_once() -> None:
+    report(ContextAction("repaired", "one orphaned call answered", layer="orphans"))
+    text = metrics.render_metrics().decode()
+    assert text.count("# TYPE pilothouse_context_actions_total counter") == 1

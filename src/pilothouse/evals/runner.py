@@ -2,8 +2,8 @@
 
 A case runs in a conversation of its own. Seeded history goes into the thread first; each turn
 is asked, every approval the run stops for is answered as the case says, and the turn is scored
-on what the model did (the recorder), what the context layers did (their tally) and what the
-user would read (the final answer).
+on what the model did (the recorder), what the context layers did (the turn's own action
+counts, sub-agents included) and what the user would read (the final answer).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from pilothouse.a2a.namespaces import subagent_thread
-from pilothouse.context.events import TALLY
+from pilothouse.context.events import counting_actions
 from pilothouse.evals.cases import Case, Turn
 from pilothouse.evals.checks import Check, TurnOutcome, check_turn
 from pilothouse.evals.environment import CANARY_TEXT, EvalWorld
@@ -57,10 +57,6 @@ class CaseResult:
     @property
     def failed_checks(self) -> list[Check]:
         return [c for c in self.checks if not c.passed]
-
-
-def _diff(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
-    return {k: v - before.get(k, 0) for k, v in after.items() if v - before.get(k, 0) > 0}
 
 
 def _seed(case: Case) -> list[BaseMessage]:
@@ -132,18 +128,19 @@ class CaseRunner:
     async def _turn(self, conversation: Conversation, turn: Turn,
                     approval: str) -> tuple[TurnOutcome, Usage]:
         self.before_turn(turn)
-        before = TALLY.snapshot()
         errors: list[str] = []
-        try:
-            events, approvals = await asyncio.wait_for(
-                _ask(conversation, turn.ask, approval), self.turn_timeout)
-        except TimeoutError:
-            events, approvals = [], 0
-            errors.append(f"no answer within {self.turn_timeout:g} s")
+        # Bound before wait_for creates the turn's task, which inherits it with the context.
+        with counting_actions() as actions:
+            try:
+                events, approvals = await asyncio.wait_for(
+                    _ask(conversation, turn.ask, approval), self.turn_timeout)
+            except TimeoutError:
+                events, approvals = [], 0
+                errors.append(f"no answer within {self.turn_timeout:g} s")
         usage = self.recorder.take()
         answers = [e.text for e in events if e.kind == "answer" and e.text.strip()]
         errors += [e.text for e in events if e.kind == "error"]
-        context = _diff(TALLY.snapshot(), before)
+        context = actions.snapshot()
         # Counted once per turn: the case's total so far, less the earlier turns' share.
         rejected_so_far = await self._search_rejections(conversation.thread_id)
         if rejected_so_far > self._rejected:

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pilothouse.errors import ConfigurationError, ModelProviderError
 from pilothouse.models import local_llama_adapter as adapter
@@ -44,6 +44,21 @@ class ContextOverflowError(ModelProviderError):
         self.prompt_tokens = prompt_tokens
         self.context_tokens = context_tokens
         self.reserved = reserved
+
+
+class DeferredStop(Protocol):
+    """A stop check whose answer may arrive while the next token is being computed.
+
+    The model worker asks its parent after each token and reads the answer only when the next
+    token is ready, so the parent's reply never stalls decoding (a blocking round trip per
+    token lost up to a third of the generation speed on a busy 2-core machine).
+    """
+
+    def ask(self) -> None:
+        """Ask whether to stop after the token just produced."""
+
+    def answer(self) -> bool:
+        """The answer to the last question (waits for it if need be)."""
 
 
 @dataclass
@@ -176,9 +191,12 @@ class LocalEngine:
         grammar: str | None = None,
         stop: Sequence[str] = (),
         should_stop: Callable[[], bool] | None = None,
+        deferred_stop: DeferredStop | None = None,
     ) -> Iterator[str]:
         """Yield the answer text piece by piece; the caller must hold `self.lock`.
 
+        After every token, `should_stop` is called, or `deferred_stop` asked and its answer
+        taken just before the next token is used: the same tokens come out either way.
         Raises `ContextOverflowError` before decoding anything if the prompt does not fit.
         """
         llama_cpp = _import_llama()
@@ -196,7 +214,13 @@ class LocalEngine:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         hold = max((len(s) for s in stop), default=1) - 1
         text, sent = "", 0
+        asked = False
         for token in llm.generate(tokens, temp=temperature, grammar=compiled, reset=True):
+            if asked:
+                asked = False
+                if deferred_stop is not None and deferred_stop.answer():
+                    stats.finish_reason = "stop"
+                    break
             if llama_cpp.llama_vocab_is_eog(vocab, token) or token == im_start:
                 stats.finish_reason = "stop"
                 break
@@ -215,6 +239,11 @@ class LocalEngine:
             if should_stop is not None and should_stop():
                 stats.finish_reason = "stop"
                 break
+            if deferred_stop is not None:
+                deferred_stop.ask()
+                asked = True
+        if asked and deferred_stop is not None:
+            deferred_stop.answer()  # keep the exchange in step; the turn is over anyway
         text += decoder.decode(b"", final=True)
         if len(text) > sent:
             yield text[sent:]

@@ -2,11 +2,13 @@
 
 Messages are tuples, sent with `multiprocessing.connection.Connection` (length-prefixed
 pickles). The parent sends `("generate", GenerateRequest)` and then, for every token, answers
-the worker's `("ask", None)` with True (stop now) or False, which keeps the parent's
-`should_stop` exactly as it was in process: evaluated after every token, with the text so far
-already seen. The worker sends `("piece", text)`, `("ask", None)`, and finally `("done",
-(prompt_tokens, completion_tokens, finish_reason))` or `("error", ErrorPayload)`. `None` from
-the parent, or the parent's end closing, ends the loop.
+the worker's `("ask", None)` with True (stop now) or False. The worker reads that answer only
+when the next token is ready (`LocalEngine`'s `deferred_stop`), so decoding never waits on the
+parent, yet the parent's `should_stop` keeps its in-process meaning: evaluated after every
+token, with the text so far already seen, and no token after a "stop" is used. The worker
+sends `("piece", text)`, `("ask", None)`, and finally `("done", (prompt_tokens,
+completion_tokens, finish_reason))` or `("error", ErrorPayload)`. `None` from the parent, or
+the parent's end closing, ends the loop.
 """
 
 from __future__ import annotations
@@ -58,15 +60,25 @@ def _payload(error: Exception) -> ErrorPayload:
     return ErrorPayload("model", f"{type(error).__name__}: {error}"[:400])
 
 
+class ParentStop:
+    """The parent's `should_stop`, asked after each token and read before the next is used."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def ask(self) -> None:
+        self.conn.send(("ask", None))
+
+    def answer(self) -> bool:
+        return bool(self.conn.recv())
+
+
 def serve(conn: Connection, model_path: str, n_ctx: int, n_threads: int | None) -> None:
     """The worker's main loop (the target of the spawned process)."""
     # Ctrl-C reaches the whole terminal process group; the parent decides what it stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     engine = open_engine(model_path, n_ctx, n_threads)
-
-    def ask_parent() -> bool:
-        conn.send(("ask", None))
-        return bool(conn.recv())
+    parent = ParentStop(conn)
 
     while True:
         try:
@@ -88,7 +100,7 @@ def serve(conn: Connection, model_path: str, n_ctx: int, n_threads: int | None) 
                 temperature=request.temperature,
                 grammar=request.grammar,
                 stop=request.stop,
-                should_stop=ask_parent,
+                deferred_stop=parent,
             ):
                 conn.send(("piece", piece))
         except (EOFError, OSError):

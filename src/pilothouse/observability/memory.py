@@ -122,10 +122,12 @@ class MemoryBudget:
 
 
 class MemoryMonitor:
-    """Samples the budget every `interval` seconds in an asyncio task and exports the gauges.
+    """Samples the budget every `interval` seconds in an asyncio task and logs its crossings.
 
     Logs once when memory crosses the high-water mark and once when it is back below, not on
-    every sample. `on_sample` sees every reading (the TUI's status bar, tests).
+    every sample. `on_sample` sees every reading (the TUI's status bar, tests). Resident and
+    peak memory reach `/metrics` at scrape time (the metrics module reads them); a sample
+    exports only the budget they are judged against.
     """
 
     def __init__(
@@ -142,10 +144,10 @@ class MemoryMonitor:
         self._task: asyncio.Task[None] | None = None
 
     def sample(self) -> MemorySample:
-        """Take one reading now, export it and log a crossing of the high-water mark."""
+        """Take one reading now, export the budget and log a crossing of the high-water mark."""
         reading = self.budget.sample()
         self.last = reading
-        metrics.record_memory(reading.rss, reading.peak, reading.limit)
+        metrics.record_memory_budget(reading.limit)
         above = reading.fraction > self.budget.high_water
         if above != self._above:
             self._above = above
@@ -204,6 +206,8 @@ class MemoryGuardMiddleware(AgentMiddleware):
     def __init__(self, budget: MemoryBudget) -> None:
         super().__init__()
         self.budget = budget
+        # Exported now, so `/metrics` shows the budget even where no monitor samples.
+        metrics.record_memory_budget(budget.limit_bytes)
 
     def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         self.budget.check()

@@ -1,14 +1,15 @@
 """Prometheus metrics for Pilothouse, in a registry of their own.
 
 A dedicated registry (not prometheus_client's global one) keeps `/metrics` to what we define and
-lets an embedding application mount it beside its own. Context actions are not counted here: the
-context layers already tally them in `pilothouse.context.events.TALLY`, and a collector reads that
-tally at scrape time, so no layer has to know about metrics and nothing is counted twice.
+lets an embedding application mount it beside its own. This module imports nothing above it:
+the context layers call `record_context_action` when they report an action, and the process's
+own figures (resident memory, CPU, open files) come from prometheus_client's `ProcessCollector`,
+read at scrape time, under the same `pilothouse_` prefix.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from prometheus_client import (
@@ -17,11 +18,11 @@ from prometheus_client import (
     Counter,
     Gauge,
     Histogram,
+    ProcessCollector,
     generate_latest,
 )
-from prometheus_client.core import CounterMetricFamily, Metric
 
-from pilothouse.context.events import TALLY
+from pilothouse.observability.limits import peak_resident_bytes
 
 #: The Content-Type header for `render_metrics()` output.
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -59,14 +60,21 @@ ACTIVE_CONVERSATIONS = Gauge(
     "pilothouse_active_conversations", "Conversation turns being answered right now.",
     registry=REGISTRY,
 )
-MEMORY_RSS = Gauge(
-    "pilothouse_process_resident_memory_bytes", "Resident memory of this process (sampled).",
-    registry=REGISTRY,
+CONTEXT_ACTIONS = Counter(
+    "pilothouse_context_actions",
+    "Context-safety actions (summarized, truncated, repaired, overflow_recovered, ...).",
+    ["action"], registry=REGISTRY,
 )
+#: pilothouse_process_resident_memory_bytes, _virtual_memory_bytes, _cpu_seconds_total,
+#: _open_fds, _max_fds, _start_time_seconds: read from /proc at each scrape (Linux).
+PROCESS = ProcessCollector(namespace="pilothouse", registry=REGISTRY)
+# The memory guard's figures beside it: the peak the process reached (VmHWM, which the
+# process collector lacks), the budget the guard enforces and the requests it refused.
 MEMORY_PEAK = Gauge(
     "pilothouse_process_peak_resident_memory_bytes", "Highest resident memory since start.",
     registry=REGISTRY,
 )
+MEMORY_PEAK.set_function(peak_resident_bytes)
 MEMORY_LIMIT = Gauge(
     "pilothouse_memory_budget_bytes", "The memory budget the guard enforces.",
     registry=REGISTRY,
@@ -75,23 +83,6 @@ MEMORY_REFUSALS = Counter(
     "pilothouse_memory_refusals", "Requests refused because memory was above the high-water mark.",
     registry=REGISTRY,
 )
-
-
-class ContextActionCollector:
-    """Exposes the context layers' process tally as `pilothouse_context_actions_total`."""
-
-    def collect(self) -> Iterable[Metric]:
-        family = CounterMetricFamily(
-            "pilothouse_context_actions",
-            "Context-safety actions (summarized, truncated, repaired, overflow_recovered, ...).",
-            labels=["action"],
-        )
-        for action, count in sorted(TALLY.snapshot().items()):
-            family.add_metric([action], count)
-        yield family
-
-
-REGISTRY.register(ContextActionCollector())
 
 
 def record_model_call(
@@ -118,10 +109,13 @@ def record_search_rejection(tool: str) -> None:
     SEARCH_REJECTIONS.labels(tool=tool).inc()
 
 
-def record_memory(rss: int, peak: int, limit: int) -> None:
-    """Export a memory sample."""
-    MEMORY_RSS.set(rss)
-    MEMORY_PEAK.set(peak)
+def record_context_action(action: str) -> None:
+    """Count one action a context-safety layer took."""
+    CONTEXT_ACTIONS.labels(action=action).inc()
+
+
+def record_memory_budget(limit: int) -> None:
+    """Export the memory budget the guard enforces."""
     MEMORY_LIMIT.set(limit)
 
 

@@ -1,22 +1,17 @@
 """Prometheus metrics of the API: requests, streams, streamed events and context actions.
 
 Each app owns its registry (tests create many apps in one process, and a global registry would
-refuse the second). When `pilothouse.observability.metrics` provides a process registry, it is
-exposed beside ours and owns the context-action counts; until then we count them here.
+refuse the second). The process registry of `pilothouse.observability.metrics` (model and tool
+calls, context actions, memory) is exposed beside ours.
 """
 
 from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily
-from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-from pilothouse.context.events import TALLY
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -32,17 +27,6 @@ def shared_registry() -> CollectorRegistry | None:
         if isinstance(candidate, CollectorRegistry):
             return candidate
     return None
-
-
-class ContextActionCollector(Collector):
-    """Counts of context actions (summarized, truncated, repaired, ...) since process start."""
-
-    def collect(self) -> Iterator[CounterMetricFamily]:
-        family = CounterMetricFamily("pilothouse_context_actions",
-                                     "Context-safety actions taken, by action.", labels=["action"])
-        for action, count in sorted(TALLY.snapshot().items()):
-            family.add_metric([action], count)
-        yield family
 
 
 class ApiMetrics:
@@ -63,8 +47,6 @@ class ApiMetrics:
         self.cancelled = Counter("pilothouse_api_streams_cancelled",
                                  "Runs cancelled because the client disconnected.",
                                  registry=self.registry)
-        if self.shared is None:
-            self.registry.register(ContextActionCollector())
 
     def stream_started(self) -> None:
         self.active_streams.inc()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
-
+import re
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -37,7 +37,7 @@ LOOPBACK_NAMES = frozenset({"localhost"})
 #: Paths that answer without a key: they carry no conversation data.
 OPEN_PATHS = frozenset({"/", "/healthz", "/readyz", "/openapi.json", "/docs", "/favicon.ico"})
 OPEN_PREFIXES = ("/static/", "/docs-static/")
-AGENT_CARD = "/.well-known/agent-card.json"
+AGENT_CARD = re.compile(r"^(/a2a/[A-Za-z0-9_-]+)?/\.well-known/agent-card\.json$")
 METRICS = "/metrics"
 # Declares the scheme in the OpenAPI description; the middleware does the checking.
 _bearer = HTTPBearer(auto_error=False, description="An API key from PILOTHOUSE_API_KEYS.")
@@ -77,7 +77,7 @@ def check_exposure(keyring: KeyRing, bind_host: str) -> None:
 
 def is_open(path: str) -> bool:
     """True for paths anyone may read: probes, the page shell, API docs and agent cards."""
-    return path in OPEN_PATHS or path.startswith(OPEN_PREFIXES) or path.endswith(AGENT_CARD)
+    return path in OPEN_PATHS or path.startswith(OPEN_PREFIXES) or bool(AGENT_CARD.match(path))
 
 
 def _bearer_token(scope: Scope) -> str | None:
@@ -121,6 +121,9 @@ class AuthMiddleware:
             scope["user"], scope["auth"] = found, AuthCredentials(["authenticated"])
         elif is_open(path) or (path == METRICS and _from_loopback(scope)):
             scope["user"], scope["auth"] = UnauthenticatedUser(), AuthCredentials()
+        elif scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})  # policy violation
+            return
         else:
             await found.response()(scope, receive, send)
             return
