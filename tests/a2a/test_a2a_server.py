@@ -133,7 +133,9 @@ async def test_a_failed_run_ends_failed_with_what_to_do(
     serve_agents: ServeAgents, scripted_setup: Callable[..., ModelSetup],
     make_settings: Callable[..., Settings],
 ) -> None:
-    setup = scripted_setup([RuntimeError("Error code: 401 - invalid api key sk-abcdefghijklmnop")])
+    # A key of the shape providers issue (the redactor matches shapes, not any "sk-" word).
+    setup = scripted_setup([RuntimeError(
+        "Error code: 401 - invalid api key sk-proj-Ab12Cd34Ef56Gh78Ij90")])
     async with serve_agents(served(make_settings(), setup)) as (url, _), \
             a2a_client(f"{url}/a2a/argocd") as client:
         events = await stream(client, "anything")
@@ -141,7 +143,7 @@ async def test_a_failed_run_ends_failed_with_what_to_do(
     assert final_state(events) == TaskState.TASK_STATE_FAILED
     text = status_text(events[-1])
     assert "rejected the credentials" in text and "What to do:" in text
-    assert "sk-abcdefghijklmnop" not in text
+    assert "sk-proj-Ab12Cd34Ef56Gh78Ij90" not in text
 
 
 async def test_the_answer_budget_in_the_request_reaches_the_model(

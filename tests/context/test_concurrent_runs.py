@@ -13,6 +13,7 @@ import asyncio
 import json
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -176,3 +177,34 @@ async def test_twenty_concurrent_conversations_keep_their_own_counts_and_budgets
         else:
             assert SUMMARY not in first
             assert all(str(m.content) in first for m in history)
+
+
+def test_sync_runs_in_threads_count_their_actions_through_the_executor_threads(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+) -> None:
+    @tool
+    def list_everything(conversation: str) -> str:
+        """Every resource at once."""
+        return json.dumps({"conversation": conversation, "items": [
+            {"name": f"app-{i}", "project": "payments" * 4} for i in range(200)]})
+
+    @tool
+    def ping(conversation: str) -> str:
+        """A small answer."""
+        return json.dumps({"conversation": conversation, "ok": True})
+
+    tools: list[BaseTool] = [list_everything, ping]
+    setup = scripted_setup([], window=WINDOW, default=agent_step(tools))
+    graph = build_agent(make_settings(MAX_CONTEXT_TOKENS=str(WINDOW)), setup, tools=tools,
+                        system_prompt=PROMPT, checkpointer=InMemorySaver())
+
+    def run(number: int) -> dict[str, int]:
+        # A thread starts with an empty context: it binds its own counts.
+        with counting_actions() as counts:
+            graph.invoke({"messages": [HumanMessage(content=f"{marker(number)}: all?")]},
+                         {"configurable": {"thread_id": f"sync-{number}"}})
+        return counts.snapshot()
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(run, range(8)))
+    assert results == [{"truncated": 1} if n % 2 == 0 else {} for n in range(8)]

@@ -211,3 +211,16 @@ def test_token_counter_uses_the_model_vocabulary(model_path: Path) -> None:
     count: Callable[[str], int] = local_token_counter(model_path)
     assert count("hello world") == 2
     assert count("<|im_end|>") > 1  # plain text: markers are not special tokens here
+
+
+def test_the_worker_stops_exactly_when_asked(model: ChatLocalLlama) -> None:
+    """`should_stop` runs here, the model in the worker: no token after a stop is used."""
+    engine = shared_engine(model.model_path, model.n_ctx)
+    pieces: list[str] = []
+    stats = GenerationStats()
+    with engine.lock:
+        for piece in engine.generate("Count from 1 to 50, comma separated.", stats=stats,
+                                     max_tokens=40, should_stop=lambda: len(pieces) >= 3):
+            pieces.append(piece)
+    assert len(pieces) == 3 and stats.completion_tokens == 3
+    assert stats.finish_reason == "stop"

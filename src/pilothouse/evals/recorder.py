@@ -4,12 +4,18 @@ A LangChain callback handler on the one chat model every agent shares (superviso
 specialists, summarizer), so a case's cost is counted wherever the call was made, including
 inside sub-agents whose streams the harness never sees. Prompt tokens are the provider's own
 count when it reports usage, else the model's token counter over the messages sent.
+
+The handler is shared; the usage is not. `recording()` binds a fresh `Usage` to the runs started
+inside it (a context variable, inherited by their tasks and threads), and each call is counted
+in the usage of the run that made it, so turns answered at once never mix their figures.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -25,7 +31,7 @@ from pilothouse.models.tokens import TokenCounter
 
 @dataclass
 class Usage:
-    """Model usage accumulated since the last `ModelRecorder.take`."""
+    """Model usage of the runs inside one `ModelRecorder.recording()` block."""
 
     model_calls: int = 0
     internal_calls: int = 0
@@ -35,16 +41,25 @@ class Usage:
     calls: list[ToolCall] = field(default_factory=list)
 
 
+@dataclass
+class _Call:
+    """A model call in flight: its estimated prompt and the usage it counts in."""
+
+    estimate: int
+    internal: bool
+    usage: Usage
+
+
 class ModelRecorder(BaseCallbackHandler):
-    """Counts every call of the chat model it is attached to; thread-safe."""
+    """Counts every call of the chat model it is attached to in its run's usage; thread-safe."""
 
     def __init__(self, counter: TokenCounter, tool_owner: Mapping[str, str]) -> None:
         self.counter = counter
         self.tool_owner = dict(tool_owner)
-        self._estimates: dict[UUID, int] = {}
-        self._internal: set[UUID] = set()
-        self._usage = Usage()
+        self._calls: dict[UUID, _Call] = {}
         self._lock = threading.Lock()
+        self._run_usage: ContextVar[Usage | None] = ContextVar(
+            f"pilothouse_eval_usage_{id(self)}", default=None)
 
     def attach(self, model: Any) -> None:
         """Add this handler to `model`'s own callbacks (kept by its tool-bound copies)."""
@@ -54,45 +69,56 @@ class ModelRecorder(BaseCallbackHandler):
         """Remove this handler from `model` again."""
         model.callbacks = [c for c in (model.callbacks or []) if c is not self] or None
 
-    def take(self) -> Usage:
-        """The usage so far, resetting the tally for the next turn."""
-        with self._lock:
-            usage, self._usage = self._usage, Usage()
-            return usage
+    @contextmanager
+    def recording(self) -> Iterator[Usage]:
+        """Count the model calls of every run started inside the block, and only those.
+
+        Enter it in the task that starts the run, or before creating that task; calls made
+        outside any `recording()` block are not counted.
+        """
+        usage = Usage()
+        token = self._run_usage.set(usage)
+        try:
+            yield usage
+        finally:
+            self._run_usage.reset(token)
 
     def on_chat_model_start(self, serialized: dict[str, Any],
                             messages: list[list[BaseMessage]], *, run_id: UUID,
                             tags: list[str] | None = None, **kwargs: Any) -> None:
+        usage = self._run_usage.get()
+        if usage is None:
+            return
         estimate = sum(self.counter.count_messages(batch) for batch in messages)
         with self._lock:
-            self._estimates[run_id] = estimate
-            if INTERNAL_TAG in (tags or []):
-                self._internal.add(run_id)
+            self._calls[run_id] = _Call(estimate, INTERNAL_TAG in (tags or []), usage)
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
-        message = _first_message(response)
-        usage: Mapping[str, Any] = (message.usage_metadata or {}) if message else {}
         with self._lock:
-            estimate = self._estimates.pop(run_id, 0)
-            prompt = int(usage.get("input_tokens") or estimate)
-            completion = int(usage.get("output_tokens") or 0)
-            if not completion and message is not None:
-                completion = self.counter.count_message(message)
-            tally = self._usage
-            tally.model_calls += 1
-            tally.internal_calls += run_id in self._internal
-            self._internal.discard(run_id)
-            tally.prompt_tokens += prompt
-            tally.completion_tokens += completion
-            tally.peak_prompt_tokens = max(tally.peak_prompt_tokens, prompt)
-            if message is not None:
-                tally.calls.extend(self._tool_calls(message))
+            call = self._calls.pop(run_id, None)
+        if call is None:
+            return
+        message = _first_message(response)
+        reported: Mapping[str, Any] = (message.usage_metadata or {}) if message else {}
+        prompt = int(reported.get("input_tokens") or call.estimate)
+        completion = int(reported.get("output_tokens") or 0)
+        if not completion and message is not None:
+            completion = self.counter.count_message(message)
+        calls = self._tool_calls(message) if message is not None else []
+        with self._lock:
+            usage = call.usage
+            usage.model_calls += 1
+            usage.internal_calls += call.internal
+            usage.prompt_tokens += prompt
+            usage.completion_tokens += completion
+            usage.peak_prompt_tokens = max(usage.peak_prompt_tokens, prompt)
+            usage.calls.extend(calls)
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         with self._lock:
-            self._estimates.pop(run_id, None)
-            self._internal.discard(run_id)
-            self._usage.model_calls += 1
+            call = self._calls.pop(run_id, None)
+            if call is not None:
+                call.usage.model_calls += 1
 
     def _tool_calls(self, message: AIMessage) -> Sequence[ToolCall]:
         return [ToolCall(self._owner(call["name"]), call["name"], dict(call["args"] or {}))

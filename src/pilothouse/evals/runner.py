@@ -89,7 +89,6 @@ class CaseRunner:
         self.run_id = run_id
         self.turn_timeout = turn_timeout
         self.before_turn = before_turn or (lambda _turn: None)
-        self._rejected = 0  # search rejections already counted in the running case
 
     async def run(self, case: Case) -> CaseResult:
         """Run every turn of `case`; a turn that errors or times out fails, the run goes on."""
@@ -99,11 +98,11 @@ class CaseRunner:
             await graph.aupdate_state(conversation.config, {"messages": _seed(case)},
                                       as_node="model")
         result = CaseResult(case.id, case.category, [])
-        self.recorder.take()
-        self._rejected = 0
+        rejected = 0  # search rejections already counted in this case
         started = time.monotonic()
         for number, turn in enumerate(case.turns, start=1):
-            outcome, usage = await self._turn(conversation, turn, case.approval)
+            outcome, usage, rejected = await self._turn(conversation, turn, case.approval,
+                                                        rejected)
             prefix = f"turn {number}: " if len(case.turns) > 1 else ""
             result.checks += [Check(c.name, c.passed, prefix + c.detail)
                               for c in check_turn(turn.expect, outcome)]
@@ -125,34 +124,34 @@ class CaseRunner:
             self.world.canary.write_text(CANARY_TEXT)
         return result
 
-    async def _turn(self, conversation: Conversation, turn: Turn,
-                    approval: str) -> tuple[TurnOutcome, Usage]:
+    async def _turn(self, conversation: Conversation, turn: Turn, approval: str,
+                    rejected_before: int) -> tuple[TurnOutcome, Usage, int]:
+        """The turn's outcome and model usage, and the case's search rejections so far."""
         self.before_turn(turn)
         errors: list[str] = []
-        # Bound before wait_for creates the turn's task, which inherits it with the context.
-        with counting_actions() as actions:
+        # Bound before wait_for creates the turn's task, which inherits them with its context:
+        # the turn's own action counts and model usage, its sub-agents' included.
+        with counting_actions() as actions, self.recorder.recording() as usage:
             try:
                 events, approvals = await asyncio.wait_for(
                     _ask(conversation, turn.ask, approval), self.turn_timeout)
             except TimeoutError:
                 events, approvals = [], 0
                 errors.append(f"no answer within {self.turn_timeout:g} s")
-        usage = self.recorder.take()
         answers = [e.text for e in events if e.kind == "answer" and e.text.strip()]
         errors += [e.text for e in events if e.kind == "error"]
         context = actions.snapshot()
         # Counted once per turn: the case's total so far, less the earlier turns' share.
         rejected_so_far = await self._search_rejections(conversation.thread_id)
-        if rejected_so_far > self._rejected:
-            context["search_rejected"] = rejected_so_far - self._rejected
-        self._rejected = max(self._rejected, rejected_so_far)
+        if rejected_so_far > rejected_before:
+            context["search_rejected"] = rejected_so_far - rejected_before
         if approvals and approval == "reject":
             context["approval_rejected"] = approvals
         outcome = TurnOutcome(
             answer=answers[-1] if answers else "", calls=usage.calls, approvals=approvals,
             context=context, model_calls=usage.model_calls,
             peak_prompt_tokens=usage.peak_prompt_tokens, errors=errors)
-        return outcome, usage
+        return outcome, usage, max(rejected_before, rejected_so_far)
 
     async def _search_rejections(self, thread: str) -> int:
         """Over-broad searches the specialists had rejected so far in this case's threads.

@@ -10,15 +10,17 @@ and tool errors (`is_error`) returned to the model as error results rather than 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from mcp import Client, StdioServerParameters
-from mcp.client.stdio import get_default_environment
 
 from pilothouse.errors import ConfigurationError
+from pilothouse.tools.mcp_support import stdio_server
+
+__all__ = ["as_langchain_tool", "open_mcp_tools", "result_text", "stdio_server"]
 
 
 def result_text(result: Any) -> str:
@@ -54,15 +56,6 @@ def as_langchain_tool(client: Client, name: str, description: str,
         coroutine=call,
         handle_tool_error=True,  # ToolException -> an error result the model can act on
     )
-
-
-def stdio_server(module: str, env: Mapping[str, str], args: list[str] | None = None
-                 ) -> StdioServerParameters:
-    """Launch `python -m module` with the SDK's safe default environment plus `env`."""
-    import sys
-
-    return StdioServerParameters(command=sys.executable, args=["-m", module, *(args or [])],
-                                 env={**get_default_environment(), **env})
 
 
 @asynccontextmanager

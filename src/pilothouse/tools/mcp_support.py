@@ -1,17 +1,21 @@
-"""Pieces every Pilothouse MCP server over an HTTP API shares.
+"""Small pieces the Pilothouse MCP servers share.
 
 A client per event loop (the server may be driven from several loops in tests and transports),
-tool results carrying both text and structured content, and tool schemas without pydantic's
-generated titles, which repeat the parameter names and cost the model tokens on every turn.
+tool results carrying both text and structured content, tool schemas without pydantic's
+generated titles (they repeat the parameter names and cost the model tokens on every turn), and
+the stdio launch of a server module. Light on purpose: a server process imports it at start-up.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
+from mcp import StdioServerParameters
+from mcp.client.stdio import get_default_environment
 from mcp.types import CallToolResult, TextContent
 
 from pilothouse.redaction import scrub
@@ -68,3 +72,10 @@ def without_titles(schema: Any) -> Any:
     if isinstance(schema, list):
         return [without_titles(v) for v in schema]
     return schema
+
+
+def stdio_server(module: str, env: Mapping[str, str], args: list[str] | None = None
+                 ) -> StdioServerParameters:
+    """Launch `python -m module` with the SDK's safe default environment plus `env`."""
+    return StdioServerParameters(command=sys.executable, args=["-m", module, *(args or [])],
+                                 env={**get_default_environment(), **env})

@@ -50,8 +50,9 @@ async def test_1200_matches_are_rejected_with_a_breakdown(connect: Connect) -> N
         answer = await argocd("search_argocd_resources", query="condor")
         assert answer.is_error
         payload = answer.payload
-        assert set(payload) == {"error", "suggestion", "query", "total_matches", "limit",
-                                "breakdown"}
+        assert set(payload) == {"error", "kind", "suggestion", "query", "total_matches",
+                                "limit", "breakdown"}
+        assert payload["kind"] == "SearchTooBroad"
         assert payload["total_matches"] == 1200 and payload["limit"] == 1000
         assert payload["query"] == "condor"
         assert payload["breakdown"] == {"applications": 400, "projects": 300,

@@ -9,9 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pilothouse.errors import UserInputError
-from pilothouse.tools.argocd.output import dumps, fit
+from pilothouse.tools.argocd.output import fit
 from pilothouse.tools.argocd.paging import PageWindow, page_request, pagination
 from pilothouse.tools.argocd.search import Matcher, resource_types
+from pilothouse.tools.mcp_support import dumps
 
 
 def test_819_items_at_20_per_page_are_41_pages() -> None:

@@ -14,7 +14,7 @@ import httpx
 from mcp import Client
 
 from pilothouse.config import Settings
-from pilothouse.tools.argocd import argocd_mcp_connection, stdio_parameters
+from pilothouse.tools.argocd import stdio_parameters
 from pilothouse.tools.argocd.connection import settings_env
 
 
@@ -32,11 +32,10 @@ async def test_stdio_subprocess_honours_read_only_false(writable: Settings) -> N
     assert "sync_application" in names
 
 
-def test_connection_for_langchain_adapters_carries_the_settings(settings: Settings) -> None:
-    connection = argocd_mcp_connection(replace(settings, max_search_results=700))
-    assert connection["transport"] == "stdio" and connection["command"] == sys.executable
-    assert connection["args"] == ["-m", "pilothouse.tools.argocd"]
-    env = connection["env"]
+def test_the_stdio_launch_carries_the_settings(settings: Settings) -> None:
+    launch = stdio_parameters(replace(settings, max_search_results=700))
+    assert launch.command == sys.executable and launch.args == ["-m", "pilothouse.tools.argocd"]
+    env = launch.env or {}
     assert env["ARGOCD_URL"] == settings.argocd_url and env["MAX_SEARCH_RESULTS"] == "700"
     assert env["ARGOCD_READ_ONLY"] == "true" and "PATH" in env
     # Rendering back to variables reproduces the Argo CD part of the settings.

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from pilothouse.errors import UserInputError
-from pilothouse.tools.github.output import dumps, fit
+from pilothouse.tools.github.output import fit
 from pilothouse.tools.github.paging import page_request, pagination, parse_link
+from pilothouse.tools.mcp_support import dumps
 
 REFERENCE = Path(__file__).parents[2] / "sandbox" / "github" / "github_pull_simple_example.json"
 

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from pilothouse.agents.github_prompt import GITHUB_SYSTEM_PROMPT
 from pilothouse.errors import ConfigurationError
 from pilothouse.models.tokens import tiktoken_counter
-from pilothouse.tools.github import TOOLS, GitHubConnection, github_mcp_connection
+from pilothouse.tools.github import TOOLS, GitHubConnection, stdio_parameters
 from pilothouse.tools.github.cli import github_connection_from_env, mcp_cli
 
 
@@ -50,10 +50,10 @@ def test_bad_settings_name_the_variable(env: dict[str, str], message: str) -> No
 def test_the_token_stays_out_of_reprs_but_reaches_the_child() -> None:
     connection = GitHubConnection("https://robot:pw@ghe.acme/api/v3", "ghp_secret123")
     assert "ghp_secret123" not in repr(connection) and "pw@" not in repr(connection)
-    launch = github_mcp_connection(connection, extra_env={"MAX_TOOL_OUTPUT_SIZE": "5000"})
-    assert launch["args"] == ["-m", "pilothouse.tools.github"]
-    assert launch["env"]["GITHUB_TOKEN"] == "ghp_secret123"
-    assert launch["env"]["MAX_TOOL_OUTPUT_SIZE"] == "5000"
+    launch = stdio_parameters(connection, extra_env={"MAX_TOOL_OUTPUT_SIZE": "5000"})
+    assert launch.args == ["-m", "pilothouse.tools.github"]
+    env = launch.env or {}
+    assert env["GITHUB_TOKEN"] == "ghp_secret123" and env["MAX_TOOL_OUTPUT_SIZE"] == "5000"
 
 
 def test_the_cli_refuses_bad_settings_with_a_hint(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -45,7 +45,7 @@ def repo_index(
     embeddings: MiniLMEmbeddings,
 ) -> CodeIndex:
     _, exclude = load_questions()
-    cache = request.config.cache  # None when run with -p no:cacheprovider
+    cache = getattr(request.config, "cache", None)  # absent with -p no:cacheprovider
     store = cache.mkdir("rag-recall-store") if cache else tmp_path_factory.mktemp("rag-store")
     index = CodeIndex(store, embeddings)
     # Everything at the top level but src/ is left out.

@@ -30,9 +30,7 @@ def text_of(result: CallToolResult) -> str:
 
 
 def payload(result: CallToolResult) -> dict[str, Any]:
-    text = text_of(result)
-    # Error results carry the SDK's "Error executing tool <name>: " before our JSON.
-    return json.loads(text[text.index("{") :])  # type: ignore[no-any-return]
+    return json.loads(text_of(result))  # type: ignore[no-any-return]
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import anyio
 import httpx
 from mcp import Client
 
-from pilothouse.tools.shell import shell_mcp_connection, shell_stdio_parameters, sign_approval
+from pilothouse.tools.shell import shell_stdio_parameters, sign_approval
 
 
 async def test_stdio_launch_shares_the_approval_secret(tmp_path: Path) -> None:
@@ -30,13 +30,14 @@ async def test_stdio_launch_shares_the_approval_secret(tmp_path: Path) -> None:
     assert decision.structured_content and decision.structured_content["action"] == "deny"
 
 
-def test_langchain_connection_runs_this_module(tmp_path: Path) -> None:
-    connection = shell_mcp_connection(tmp_path, approval_secret="s", policy_file="p.toml",
-                                      timeout_seconds=12, env={"PATH": "/bin", "HOME": "/h"})
-    assert connection["command"] == sys.executable
-    assert connection["args"] == ["-m", "pilothouse.tools.shell", "--workspace", str(tmp_path),
-                                  "--policy-file", "p.toml", "--timeout", "12"]
-    assert connection["env"] == {"PATH": "/bin", "HOME": "/h", "PILOTHOUSE_APPROVAL_SECRET": "s"}
+def test_the_stdio_launch_passes_options_and_only_safe_variables(tmp_path: Path) -> None:
+    launch = shell_stdio_parameters(tmp_path, approval_secret="s", policy_file="p.toml",
+                                    timeout_seconds=12,
+                                    env={"PATH": "/bin", "HOME": "/h", "AWS_SECRET_KEY": "x"})
+    assert launch.command == sys.executable
+    assert launch.args == ["-m", "pilothouse.tools.shell", "--workspace", str(tmp_path),
+                           "--policy-file", "p.toml", "--timeout", "12"]
+    assert launch.env == {"PATH": "/bin", "HOME": "/h", "PILOTHOUSE_APPROVAL_SECRET": "s"}
 
 
 async def test_streamable_http_transport(tmp_path: Path) -> None:

@@ -3,34 +3,27 @@
 Argo CD cannot page (`reference/argocd/README.md`), so a list is read as a stream: `scan` feeds
 httpx's byte stream to an incremental ijson parser and hands each item to a callback, which keeps
 what it needs (a count, a page of rows) and drops the rest. Memory is one network chunk plus one
-item, whatever the fleet size. Every response has a byte cap; connect failures and gateway errors
-are retried with backoff; failures become `pilothouse.errors` whose text never holds a secret.
+item, whatever the fleet size. The streaming, byte caps, backoff and transport errors come from
+`HttpApiClient`; this adds Argo CD's authentication (a token, or a session from a login that is
+renewed once when it expires) and which failures are retried.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import ssl
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
-import ijson
 
 from pilothouse.config import Settings
 from pilothouse.errors import ConfigurationError, UpstreamError
-from pilothouse.redaction import Redactor
-from pilothouse.tools.argocd.errors import (
-    CREDENTIALS_HINT,
-    http_error,
-    too_large,
-    transport_error,
-)
-
-log = logging.getLogger(__name__)
+from pilothouse.tools.argocd.errors import ARGOCD, CREDENTIALS_HINT, http_error
+from pilothouse.tools.http_api.client import ERROR_BODY_BYTES, HttpApiClient, ItemCallback
+from pilothouse.tools.http_api.errors import too_large
 
 MiB = 1024 * 1024
 #: Statuses worth a retry: the gateway or server is briefly unavailable.
@@ -38,31 +31,26 @@ RETRY_STATUSES = frozenset({502, 503, 504})
 #: Failures where the request never reached the server, so even a POST may be resent.
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
 Params = Mapping[str, str | int | list[str]] | None
-ItemCallback = Callable[[dict[str, Any]], bool | None]
 
 
-class ArgoCDClient:
+class ArgoCDClient(HttpApiClient):
     """Talks to one Argo CD server; use as `async with ArgoCDClient(...) as client`."""
+
+    api = ARGOCD
 
     def __init__(self, url: str, *, token: str | None = None, username: str | None = None,
                  password: str | None = None, verify: bool | ssl.SSLContext = True,
                  timeout: float = 30.0, retries: int = 2, backoff: float = 0.25,
                  max_document_bytes: int = 16 * MiB, max_list_bytes: int = 512 * MiB,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self.url = url.rstrip("/")
-        self.timeout = timeout
-        self.retries = retries
-        self.backoff = backoff
-        self.max_document_bytes = max_document_bytes
-        self.max_list_bytes = max_list_bytes
+        super().__init__(
+            url, headers={"Accept": "application/json", "User-Agent": "pilothouse-argocd"},
+            secrets=[token, password], timeout=timeout, retries=retries, backoff=backoff,
+            max_document_bytes=max_document_bytes, max_list_bytes=max_list_bytes,
+            verify=verify, transport=transport)
         self._token = token
         self._login = (username, password) if username and password and not token else None
         self._login_lock = asyncio.Lock()
-        self._redact = Redactor([token, password])
-        self._http = httpx.AsyncClient(
-            base_url=self.url, verify=verify, transport=transport,
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-            headers={"Accept": "application/json", "User-Agent": "pilothouse-argocd"})
 
     @classmethod
     def from_settings(cls, settings: Settings, **overrides: Any) -> ArgoCDClient:
@@ -90,18 +78,6 @@ class ArgoCDClient:
             "timeout": settings.argocd_timeout_seconds, **overrides}
         return cls(settings.argocd_url, **options)
 
-    def __repr__(self) -> str:
-        return f"ArgoCDClient(url={self.url!r})"
-
-    async def __aenter__(self) -> ArgoCDClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
-
     # -- requests ---------------------------------------------------------------------------
     async def get(self, path: str, params: Params = None, *, subject: str | None = None) -> Any:
         """GET one JSON document (at most `max_document_bytes`)."""
@@ -120,31 +96,8 @@ class ArgoCDClient:
 
         Returns the bytes read. Only the current chunk and item are held in memory.
         """
-        received = 0
         async with self._open("GET", path, params=params, subject=subject) as response:
-            found = ijson.sendable_list()
-            parser = ijson.items_coro(found, prefix, use_float=True)
-            try:
-                async for chunk in response.aiter_bytes():
-                    received += len(chunk)
-                    if received > self.max_list_bytes:
-                        raise too_large(f"answer to {path}", self.max_list_bytes)
-                    parser.send(chunk)
-                    for item in found:
-                        if on_item(item):
-                            return received
-                    del found[:]
-                parser.close()
-                for item in found:
-                    if on_item(item):
-                        break
-            except ijson.JSONError as exc:
-                raise UpstreamError(f"Argo CD sent malformed JSON for {path} ({exc}).",
-                                    hint="Check that ARGOCD_URL points at the Argo CD API.",
-                                    retryable=True) from None
-            except httpx.TransportError as exc:
-                raise transport_error(exc, url=self.url, timeout=self.timeout) from None
-        return received
+            return (await self._stream_array(response, path, prefix, on_item)).received
 
     async def scan_lines(self, path: str, on_entry: ItemCallback, *, params: Params = None,
                          subject: str | None = None, max_line_bytes: int = MiB) -> None:
@@ -155,7 +108,7 @@ class ArgoCDClient:
                 async for chunk in response.aiter_bytes():
                     received += len(chunk)
                     if received > self.max_list_bytes:
-                        raise too_large(f"stream from {path}", self.max_list_bytes)
+                        raise too_large(ARGOCD, f"stream from {path}", self.max_list_bytes)
                     *lines, pending = (pending + chunk).split(b"\n")
                     if len(pending) > max_line_bytes:
                         pending = b""  # one absurd line is dropped, not buffered forever
@@ -165,7 +118,7 @@ class ArgoCDClient:
                 if pending.strip():
                     self._entry(pending, path, on_entry)
             except httpx.TransportError as exc:
-                raise transport_error(exc, url=self.url, timeout=self.timeout) from None
+                raise self._transport_error(exc) from None
 
     def _entry(self, line: bytes, path: str, on_entry: ItemCallback) -> bool:
         try:
@@ -180,18 +133,6 @@ class ArgoCDClient:
         return bool(on_entry(result)) or bool(result.get("last"))
 
     # -- plumbing ---------------------------------------------------------------------------
-    async def _read(self, response: httpx.Response, limit: int, kind: str) -> bytes:
-        parts, size = [], 0
-        try:
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > limit:
-                    raise too_large(kind, limit)
-                parts.append(chunk)
-        except httpx.TransportError as exc:
-            raise transport_error(exc, url=self.url, timeout=self.timeout) from None
-        return b"".join(parts)
-
     async def _headers(self) -> dict[str, str]:
         if self._token is None and self._login is not None:
             async with self._login_lock:
@@ -209,7 +150,7 @@ class ArgoCDClient:
         try:
             response = await self._http.post("/api/v1/session", json=body)
         except httpx.TransportError as exc:
-            raise transport_error(exc, url=self.url, timeout=self.timeout) from None
+            raise self._transport_error(exc) from None
         if response.status_code != 200:
             raise ConfigurationError(
                 f"Argo CD refused to log in as ARGOCD_USERNAME (HTTP {response.status_code}).",
@@ -230,27 +171,23 @@ class ArgoCDClient:
                 response = await self._http.send(request, stream=True)
             except httpx.TransportError as exc:
                 resendable = isinstance(exc, _NOT_SENT) or method == "GET"
-                if resendable and attempt < self.retries:
-                    attempt += 1
-                    log.info("Argo CD %s %s failed (%s); retry %d", method, path,
-                             type(exc).__name__, attempt)
-                    await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
+                attempt += 1
+                if resendable and await self._retry(attempt, request, type(exc).__name__):
                     continue
-                raise transport_error(exc, url=self.url, timeout=self.timeout) from None
+                raise self._transport_error(exc) from None
             try:
                 if response.status_code < 400:
                     yield response
                     return
-                error_body = await self._read(response, 64 * 1024, "error body")
+                error_body = await self._read(response, ERROR_BODY_BYTES, "error body")
             finally:
                 await response.aclose()
             status = response.status_code
             if status == 401 and self._login is not None and not relogged:
                 self._token, relogged = None, True  # a session token expired: log in again
                 continue
-            if status in RETRY_STATUSES and method == "GET" and attempt < self.retries:
+            if status in RETRY_STATUSES and method == "GET":
                 attempt += 1
-                log.info("Argo CD %s %s answered %d; retry %d", method, path, status, attempt)
-                await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
-                continue
+                if await self._retry(attempt, request, f"answered {status}"):
+                    continue
             raise http_error(status, error_body, subject=subject, redact=self._redact)

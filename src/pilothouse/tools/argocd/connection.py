@@ -1,20 +1,17 @@
 """How an agent launches this MCP server: the stdio command and the environment it needs.
 
-`argocd_mcp_connection` returns the `StdioConnection` dict langchain-mcp-adapters takes;
-`stdio_parameters` the same launch for `mcp.Client`. The child process sees only the Argo CD
-settings it needs (plus PATH/HOME), rendered back from a `Settings` object, so settings built in
-code (the demo's sandbox URL) reach it as well as ones read from the environment.
+`stdio_parameters` is the launch for `mcp.Client`. The child process sees only the Argo CD
+settings it needs (plus the MCP SDK's safe default environment), rendered back from a `Settings`
+object, so settings built in code (the demo's sandbox URL) reach it as well as ones read from
+the environment.
 """
 
 from __future__ import annotations
 
-import sys
-from typing import Any
-
 from mcp import StdioServerParameters
-from mcp.client.stdio import get_default_environment
 
 from pilothouse.config import Settings
+from pilothouse.tools.mcp_support import stdio_server
 
 MODULE = "pilothouse.tools.argocd"
 
@@ -41,17 +38,6 @@ def settings_env(settings: Settings) -> dict[str, str]:
     return env
 
 
-def _child_env(settings: Settings) -> dict[str, str]:
-    return {**get_default_environment(), **settings_env(settings)}
-
-
-def argocd_mcp_connection(settings: Settings) -> dict[str, Any]:
-    """A langchain-mcp-adapters `StdioConnection` that starts this server as a subprocess."""
-    return {"transport": "stdio", "command": sys.executable, "args": ["-m", MODULE],
-            "env": _child_env(settings)}
-
-
 def stdio_parameters(settings: Settings) -> StdioServerParameters:
-    """The same launch as `argocd_mcp_connection`, for `mcp.Client`."""
-    return StdioServerParameters(command=sys.executable, args=["-m", MODULE],
-                                 env=_child_env(settings))
+    """Start `python -m pilothouse.tools.argocd` for `settings`, for `mcp.Client`."""
+    return stdio_server(MODULE, settings_env(settings))

@@ -1,32 +1,40 @@
-"""Map what Argo CD answers (HTTP status, gRPC error body, transport failure) to Pilothouse errors.
+"""Map what Argo CD answers (HTTP status, gRPC error body) to Pilothouse errors.
 
-Each message says what happened and what to do, and none carries a credential: text that came
-from the wire passes through the client's `Redactor` (pilothouse.redaction) before it reaches
-an exception.
+Transport failures, size caps and the generic status classes are `tools.http_api.errors`,
+described for Argo CD by `ARGOCD`; this adds what Argo CD's statuses mean. Each message says what
+happened and what to do, and none carries a credential: text that came from the wire passes
+through the client's `Redactor` (pilothouse.redaction) before it reaches an exception.
 """
 
 from __future__ import annotations
 
-import json
-import ssl
-
-import httpx
-
-from pilothouse.errors import ConfigurationError, PilothouseError, UpstreamError, UserInputError
+from pilothouse.errors import ConfigurationError, PilothouseError, UserInputError
 from pilothouse.redaction import Redactor
+from pilothouse.tools.http_api.errors import ApiProfile, body_json, plain_text, status_error
 
 CREDENTIALS_HINT = (
     "The token is missing or expired: set ARGOCD_TOKEN to a valid token "
     "(`argocd account generate-token`), or set ARGOCD_USERNAME and ARGOCD_PASSWORD."
 )
 
+ARGOCD = ApiProfile(
+    name="Argo CD",
+    unreachable_hint="Check ARGOCD_URL and that the Argo CD server is running and reachable "
+                     "from here.",
+    tls_hint="Set ARGOCD_CA_BUNDLE to the CA file that signed it, or ARGOCD_VERIFY_SSL=false "
+             "for a test server you trust.",
+    timeout_setting="ARGOCD_TIMEOUT",
+    narrow_hint="Narrow the request (a project, a label selector or a name).",
+    url_hint="Check that ARGOCD_URL points at the Argo CD API.",
+    failed_hint="Try again shortly; if it persists, check the Argo CD server.",
+)
+
 
 def error_message(body: bytes) -> str:
     """The `message` of an Argo CD error body, or the start of a plain-text one."""
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return body.decode("utf-8", "replace").strip()[:300]
+    data = body_json(body)
+    if data is None:
+        return plain_text(body)
     if isinstance(data, dict):
         return str(data.get("message") or data.get("error") or "")[:300]
     return ""
@@ -55,49 +63,7 @@ def http_error(status: int, body: bytes, *, subject: str | None,
         return UserInputError(f"Argo CD refused: {message}.",
                               hint="Wait for the running operation to finish; get_application "
                                    "with include_operation=true shows it.")
-    if status in (400, 409, 422):
-        return UserInputError(f"Argo CD refused the request: {message}.",
-                              hint="Correct the arguments and try again.")
     if "selector" in message and status == 500:
         return UserInputError(f"Invalid label selector: {message}.",
                               hint="Use Kubernetes syntax, e.g. env=production,team in (a,b).")
-    if status >= 500:
-        return UpstreamError(f"Argo CD failed with HTTP {status}: {message}.",
-                             hint="Try again shortly; if it persists, check the Argo CD server.",
-                             retryable=True)
-    return UpstreamError(f"Argo CD answered HTTP {status}: {message}.")
-
-
-def transport_error(exc: httpx.TransportError, *, url: str, timeout: float) -> PilothouseError:
-    """The error for a request that got no HTTP answer."""
-    if isinstance(exc, httpx.ConnectError) and _is_tls_failure(exc):
-        return ConfigurationError(
-            f"The TLS certificate of Argo CD at {url} could not be verified.",
-            hint="Set ARGOCD_CA_BUNDLE to the CA file that signed it, or "
-                 "ARGOCD_VERIFY_SSL=false for a test server you trust.")
-    if isinstance(exc, httpx.ConnectError):
-        return UpstreamError(f"Argo CD is unreachable at {url} (connection failed).",
-                             hint="Check ARGOCD_URL and that the Argo CD server is running "
-                                  "and reachable from here.", retryable=True)
-    if isinstance(exc, httpx.TimeoutException):
-        return UpstreamError(f"Argo CD at {url} did not answer within {timeout:g} s.",
-                             hint="Check that the server is healthy, narrow the request, or "
-                                  "raise ARGOCD_TIMEOUT.", retryable=True)
-    return UpstreamError(f"The connection to Argo CD at {url} broke ({type(exc).__name__}).",
-                         hint="Try again; if it persists, check the network and the server.",
-                         retryable=True)
-
-
-def _is_tls_failure(exc: BaseException) -> bool:
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, ssl.SSLError) or "CERTIFICATE_VERIFY_FAILED" in str(seen):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
-def too_large(kind: str, limit: int) -> UpstreamError:
-    return UpstreamError(
-        f"Argo CD's {kind} exceeded the {limit // (1024 * 1024)} MiB safety cap and was dropped.",
-        hint="Narrow the request (a project, a label selector or a name).")
+    return status_error(ARGOCD, status, message)

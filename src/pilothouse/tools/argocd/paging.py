@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from pilothouse.errors import UserInputError
+from pilothouse.tools.http_api.paging import checked_page
 
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
@@ -39,17 +39,9 @@ class PageRequest:
 
 def page_request(page: int, page_size: int, *, maximum: int = MAX_PAGE_SIZE) -> PageRequest:
     """Validate `page`/`page_size`; a page_size above `maximum` is clamped, and the note says so."""
-    if page < 1:
-        raise UserInputError(f"page must be 1 or more, not {page}.",
-                             hint="Pages are numbered from 1; ask for page=1.")
-    if page_size < 1:
-        raise UserInputError(f"page_size must be between 1 and {maximum}, not {page_size}.",
-                             hint=f"Use the default of {DEFAULT_PAGE_SIZE}.")
-    if page_size > maximum:
-        note = (f"page_size {page_size} was reduced to the maximum of {maximum}; "
-                "ask for the next page to see more.")
-        return PageRequest(page, maximum, (note,))
-    return PageRequest(page, page_size)
+    size, notes = checked_page(page, page_size, size_name="page_size",
+                               default=DEFAULT_PAGE_SIZE, maximum=maximum)
+    return PageRequest(page, size, notes)
 
 
 def pagination(page: int, page_size: int, total: int) -> dict[str, Any]:

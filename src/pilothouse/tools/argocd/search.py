@@ -18,6 +18,7 @@ from pilothouse.errors import UserInputError
 from pilothouse.tools.argocd import rows
 from pilothouse.tools.argocd.client import ArgoCDClient
 from pilothouse.tools.argocd.paging import PageWindow, counts, page_request
+from pilothouse.tools.tool_server import RequestRejected
 
 _REGEX_HINTS = frozenset("^$*+?[](){}|\\")
 MAX_QUERY_LENGTH = 200
@@ -85,18 +86,23 @@ def _fields(kind: str) -> dict[str, str]:
     return {"fields": rows.fields_param(rows.APP_SEARCH_FIELDS)} if kind == "applications" else {}
 
 
+class SearchTooBroad(RequestRejected):
+    """A query matched more than `MAX_SEARCH_RESULTS`: nothing is listed, the counts are."""
+
+
 def _rejection(query: str, total: int, breakdown: dict[str, int], limits: Limits,
-               kinds: tuple[str, ...]) -> dict[str, Any]:
+               kinds: tuple[str, ...]) -> SearchTooBroad:
     biggest = max(breakdown, key=lambda k: breakdown[k])
     suggestion = ("Refine the search: use a longer or more specific term (a full app name, "
                   "team or label like env=production)")
     if len(kinds) > 1:
         suggestion += f", or set resource_types to one type (most matches: {biggest})"
     suggestion += ", or use list_applications with project, sync_status or health_status."
-    return {"error": f"Query {query!r} matched {total:,} resources, more than the limit of "
-                     f"{limits.max_results:,}.",
-            "suggestion": suggestion, "query": query, "total_matches": total,
-            "limit": limits.max_results, "breakdown": breakdown}
+    return SearchTooBroad(
+        f"Query {query!r} matched {total:,} resources, more than the limit of "
+        f"{limits.max_results:,}.", hint=suggestion,
+        details={"query": query, "total_matches": total, "limit": limits.max_results,
+                 "breakdown": breakdown})
 
 
 async def search_resources(client: ArgoCDClient, query: str, *,
@@ -137,7 +143,7 @@ async def search_resources(client: ArgoCDClient, query: str, *,
 
     total = window.total
     if total > limits.max_results:
-        return _rejection(query.strip(), total, breakdown, limits, kinds)
+        raise _rejection(query.strip(), total, breakdown, limits, kinds)
     summary: dict[str, Any] = {"by_type": breakdown}
     if "applications" in kinds and breakdown["applications"]:
         summary["applications"] = {"health": counts(by_health), "sync": counts(by_sync)}

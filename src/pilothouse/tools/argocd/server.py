@@ -2,31 +2,27 @@
 
 Tool descriptions are short on purpose: a local model reads every schema on every turn at ~90
 tokens/s. Every tool answers with compact JSON; failures become an `is_error` result carrying
-`{error, kind, suggestion}`, never a stack trace. `sync_application` exists only when
-`ARGOCD_READ_ONLY=false`, and even then changes nothing without `approved=true` and the
-fingerprint of the dry run the person approved (checked again just before the sync starts).
+`{error, kind, suggestion}` (`tools.tool_server`), never a stack trace. `sync_application`
+exists only when `ARGOCD_READ_ONLY=false`, and even then changes nothing without
+`approved=true` and the fingerprint of the dry run the person approved (checked again just
+before the sync starts).
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from pilothouse.config import Settings
-from pilothouse.errors import PilothouseError
 from pilothouse.tools.argocd import details, listing, search, sync
 from pilothouse.tools.argocd.client import ArgoCDClient
 from pilothouse.tools.argocd.output import fit
-from pilothouse.tools.mcp_support import ClientHolder, tool_result, without_titles
-
-log = logging.getLogger(__name__)
+from pilothouse.tools.http_api import server as base
+from pilothouse.tools.http_api.server import Page, PageSize
+from pilothouse.tools.tool_server import ToolServer
 
 SERVER_NAME = "argocd"
 READ_TOOLS: tuple[str, ...] = (
@@ -40,48 +36,18 @@ INSTRUCTIONS = (
     "Answers are paged: pagination.total_pages tells how many pages exist."
 )
 
-Page = Annotated[int, Field(description="1-based page")]
-PageSize = Annotated[int, Field(description="items per page, max 100")]
 AppName = Annotated[str, Field(description="application name")]
 Project = Annotated[str | None, Field(description="project name(s), comma-separated")]
 ClientFactory = Callable[[], ArgoCDClient]
 
 
-def _tool(fn: Callable[..., Any], description: str, annotations: ToolAnnotations) -> Tool:
-    tool = Tool.from_function(fn, name=fn.__name__, description=description,
-                              annotations=annotations)
-    tool.parameters = without_titles(tool.parameters)
-    return tool
-
-
 def build_argocd_server(settings: Settings | None = None, *,
-                        client_factory: ClientFactory | None = None) -> MCPServer[Any]:
+                        client_factory: ClientFactory | None = None) -> ToolServer:
     """The Argo CD MCP server for `settings` (default: the environment)."""
     settings = settings or Settings.from_env()
-    holder = ClientHolder(client_factory or (lambda: ArgoCDClient.from_settings(settings)))
+    run = base.ToolRunner(client_factory or (lambda: ArgoCDClient.from_settings(settings)),
+                     fit=fit, max_output_chars=settings.max_tool_output_size)
     limits = search.Limits(settings.max_search_results, settings.warn_search_results)
-
-    @asynccontextmanager
-    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
-        try:
-            yield {}
-        finally:
-            await holder.aclose()
-
-    async def run(work: Callable[[ArgoCDClient], Awaitable[dict[str, Any]]]) -> CallToolResult:
-        try:
-            payload = await work(holder.get())
-        except PilothouseError as error:
-            return tool_result(error.to_payload(), is_error=True)
-        except Exception:
-            log.exception("Argo CD tool failed unexpectedly")
-            return tool_result({"error": "The Argo CD tool failed unexpectedly.",
-                            "kind": "InternalError",
-                            "suggestion": "Try again; if it repeats, check the server log."},
-                           is_error=True)
-        return tool_result(fit(payload, settings.max_tool_output_size), is_error="error" in payload)
-
-    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=True)
 
     async def list_applications(page: Page = 1, page_size: PageSize = 20,
                                 project: Project = None, sync_status: str | None = None,
@@ -151,7 +117,7 @@ def build_argocd_server(settings: Settings | None = None, *,
             c, name, dry_run=dry_run, approved=approved, prune=prune, revision=revision,
             project=project, expected_evidence=expected_evidence))
 
-    tools: list[tuple[Callable[..., Awaitable[CallToolResult]], str]] = [
+    tools: list[tuple[base.ToolFunction, str]] = [
         (list_applications, "List Argo CD applications, paged; filter by project, sync/health "
                             "status or label selector. Summary counts cover all matches."),
         (get_application, "One application's status summary. Set include_* for resources, "
@@ -167,13 +133,12 @@ def build_argocd_server(settings: Settings | None = None, *,
                                   "clusters by name, label, repo, path, namespace or cluster. "
                                   "Paged."),
     ]
-    registered = [_tool(fn, description, read_only) for fn, description in tools]
+    registered = [base.tool(fn, description) for fn, description in tools]
     if not settings.argocd_read_only:
-        registered.append(_tool(
+        registered.append(base.tool(
             sync_application, "Sync an application. Dry run by default; a real sync "
             "(dry_run=false) needs approved=true after the user agrees.",
             ToolAnnotations(destructive_hint=False, idempotent_hint=False,
                             open_world_hint=True)))
-    return MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan,
-                     log_level=settings.log_level,  # type: ignore[arg-type]
-                     tools=registered)
+    return base.http_tool_server(SERVER_NAME, INSTRUCTIONS, run, registered,
+                            log_level=settings.log_level)

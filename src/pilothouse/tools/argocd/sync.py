@@ -18,6 +18,12 @@ from typing import Any
 from pilothouse.errors import ApprovalRequired
 from pilothouse.tools.argocd.client import ArgoCDClient
 from pilothouse.tools.argocd.details import MAX_LISTED, app_name
+from pilothouse.tools.tool_server import RequestRejected
+
+
+class EvidenceChanged(RequestRejected):
+    """An approved sync whose dry run no longer matches what the person approved."""
+
 
 _APPROVAL_HINT = (
     "Run sync_application with dry_run=true, show the user what would change, and call again "
@@ -103,9 +109,9 @@ async def sync_application(client: ArgoCDClient, name: str, *, dry_run: bool = T
     now = await _dry_run(client, name, prune, revision, project)
     if now["evidence"] != expected:
         now.pop("next")
-        return {"error": f"Nothing was synced: what a sync of '{name}' would change is no "
-                         "longer what was approved.",
-                "kind": "EvidenceChanged", "suggestion": _CHANGED_HINT, "dry_run": now}
+        raise EvidenceChanged(f"Nothing was synced: what a sync of '{name}' would change is no "
+                              "longer what was approved.", hint=_CHANGED_HINT,
+                              details={"dry_run": now})
     body = _body(name, False, prune, revision, project)
     doc = await client.post(f"/api/v1/applications/{name}/sync", body,
                             subject=f"Application '{name}'")

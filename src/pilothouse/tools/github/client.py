@@ -5,7 +5,8 @@ incremental parser and hands each item to a `project` function as soon as it is 
 only the projections (~0.5 KB each) outlive the parse. Every response has a byte cap; connect
 failures and 5xx answers are retried with backoff; a spent rate limit is waited out when it
 resets soon (`max_rate_limit_wait`), otherwise it becomes a clear error naming the reset time.
-The token is sent per request, never logged, and never forwarded to the log-archive host.
+The token is sent per request, never logged, and never forwarded to the log-archive host. The
+streaming, byte caps, backoff and transport errors come from `HttpApiClient`.
 """
 
 from __future__ import annotations
@@ -20,19 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 import httpx
-import ijson
 
 from pilothouse.errors import UpstreamError
-from pilothouse.redaction import Redactor
-from pilothouse.tools.github.errors import (
-    display_url,
-    error_message,
-    http_error,
-    rate_limited,
-    too_large,
-    transport_error,
-)
+from pilothouse.tools.github.errors import GITHUB, error_message, http_error, rate_limited
 from pilothouse.tools.github.paging import parse_link
+from pilothouse.tools.http_api.client import ERROR_BODY_BYTES, HttpApiClient
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +62,10 @@ def _header_int(response: httpx.Response, name: str) -> int | None:
     return int(value) if value.isdigit() else None
 
 
-class GitHubClient:
+class GitHubClient(HttpApiClient):
     """Talks to one GitHub API root; use as `async with GitHubClient(...) as client`."""
+
+    api = GITHUB
 
     def __init__(self, api_url: str = DEFAULT_API_URL, token: str | None = None, *,
                  timeout: float = 30.0, retries: int = 2, backoff: float = 0.5,
@@ -78,35 +73,17 @@ class GitHubClient:
                  max_list_bytes: int = 16 * MiB, max_archive_bytes: int = 32 * MiB,
                  transport: httpx.AsyncBaseTransport | None = None,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
-        self.api_url = api_url.rstrip("/")
-        self.timeout = timeout
-        self.retries = retries
-        self.backoff = backoff
+        super().__init__(
+            api_url, headers={"Accept": "application/vnd.github+json",
+                              "X-GitHub-Api-Version": API_VERSION,
+                              "User-Agent": "pilothouse-github"},
+            secrets=[token], timeout=timeout, retries=retries, backoff=backoff,
+            max_document_bytes=max_document_bytes, max_list_bytes=max_list_bytes,
+            transport=transport, sleep=sleep)
         self.max_rate_limit_wait = max_rate_limit_wait
-        self.max_document_bytes = max_document_bytes
-        self.max_list_bytes = max_list_bytes
         self.max_archive_bytes = max_archive_bytes
         self.quotas: dict[str, Quota] = {}
         self._token = token
-        self._sleep = sleep
-        self._redact = Redactor([token])
-        self._http = httpx.AsyncClient(
-            base_url=self.api_url, transport=transport, follow_redirects=False,
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-            headers={"Accept": "application/vnd.github+json",
-                     "X-GitHub-Api-Version": API_VERSION, "User-Agent": "pilothouse-github"})
-
-    def __repr__(self) -> str:  # never the token
-        return f"GitHubClient(api_url={display_url(self.api_url)!r})"
-
-    async def __aenter__(self) -> GitHubClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
 
     # -- requests ---------------------------------------------------------------------------
     async def get_json(self, path: str, params: Params = None, *,
@@ -124,40 +101,12 @@ class GitHubClient:
         `totals` names top-level scalars to keep (`total_count`).
         """
         items: list[T] = []
-        kept: dict[str, Any] = {}
         async with self._open(path, params, subject=subject) as response:
-            found = ijson.sendable_list()
-            parser = ijson.items_coro(found, prefix, use_float=True)
-            events = ijson.sendable_list()
-            scalars = ijson.parse_coro(events) if totals else None
-            received = 0
-            try:
-                async for chunk in response.aiter_bytes():
-                    received += len(chunk)
-                    if received > self.max_list_bytes:
-                        raise too_large(f"answer to {path}", self.max_list_bytes)
-                    parser.send(chunk)
-                    items.extend(project(item) for item in found)
-                    del found[:]
-                    if scalars is not None:
-                        scalars.send(chunk)
-                        kept.update((p, value) for p, event, value in events
-                                    if p in totals and event in ("number", "boolean", "string"))
-                        del events[:]
-                parser.close()
-                items.extend(project(item) for item in found)
-                if scalars is not None:
-                    scalars.close()
-                    kept.update((p, value) for p, event, value in events if p in totals)
-            except ijson.JSONError as exc:
-                raise UpstreamError(f"GitHub sent malformed JSON for {path} ({exc}).",
-                                    hint="Check that GITHUB_API_URL points at the GitHub API "
-                                         "(GitHub Enterprise: https://HOST/api/v3).",
-                                    retryable=True) from None
-            except httpx.TransportError as exc:
-                raise transport_error(exc, url=self.api_url, timeout=self.timeout) from None
+            streamed = await self._stream_array(response, path, prefix,
+                                                lambda item: items.append(project(item)),
+                                                scalars=totals)
             links = parse_link(response.headers.get("link"))
-        return Listing(items, links, kept)
+        return Listing(items, links, streamed.scalars)
 
     async def download(self, path: str, *, subject: str | None = None) -> bytes:
         """GET a binary archive that GitHub serves through a redirect to a signed URL.
@@ -171,11 +120,11 @@ class GitHubClient:
             location = response.headers.get("location", "")
         if not location:
             raise UpstreamError(f"GitHub redirected {path} without a location.", retryable=True)
-        target = httpx.URL(self.api_url).join(location)
+        target = httpx.URL(self.url).join(location)
         try:
             async with self._http.stream("GET", target, headers={"Accept": "*/*"}) as archive:
                 if archive.status_code >= 400:
-                    body = await self._read(archive, 64 * 1024, "error body")
+                    body = await self._read(archive, ERROR_BODY_BYTES, "error body")
                     detail = self._redact(error_message(body)) or f"HTTP {archive.status_code}"
                     raise UpstreamError(
                         f"The archive host refused the download of {subject or path} "
@@ -184,22 +133,9 @@ class GitHubClient:
                         retryable=True)
                 return await self._read(archive, self.max_archive_bytes, "archive")
         except httpx.TransportError as exc:
-            raise transport_error(exc, url=str(target.copy_with(query=None)),
-                                  timeout=self.timeout) from None
+            raise self._transport_error(exc, str(target.copy_with(query=None))) from None
 
     # -- plumbing ---------------------------------------------------------------------------
-    async def _read(self, response: httpx.Response, limit: int, kind: str) -> bytes:
-        parts, size = [], 0
-        try:
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > limit:
-                    raise too_large(kind, limit)
-                parts.append(chunk)
-        except httpx.TransportError as exc:
-            raise transport_error(exc, url=self.api_url, timeout=self.timeout) from None
-        return b"".join(parts)
-
     def _note_quota(self, response: httpx.Response) -> Quota | None:
         remaining = _header_int(response, "x-ratelimit-remaining")
         if remaining is None:
@@ -239,20 +175,17 @@ class GitHubClient:
             try:
                 response = await self._http.send(request, stream=True)
             except httpx.TransportError as exc:
-                if attempt < self.retries:
-                    attempt += 1
-                    log.info("GitHub GET %s failed (%s); retry %d", path, type(exc).__name__,
-                             attempt)
-                    await self._sleep(self.backoff * 2 ** (attempt - 1))
+                attempt += 1
+                if await self._retry(attempt, request, type(exc).__name__):
                     continue
-                raise transport_error(exc, url=self.api_url, timeout=self.timeout) from None
+                raise self._transport_error(exc) from None
             try:
                 quota = self._note_quota(response)
                 status = response.status_code
                 if status < 300 or (redirects and response.is_redirect):
                     yield response
                     return
-                error_body = await self._read(response, 64 * 1024, "error body")
+                error_body = await self._read(response, ERROR_BODY_BYTES, "error body")
             finally:
                 await response.aclose()
             retry_after = _header_int(response, "retry-after")
@@ -267,11 +200,10 @@ class GitHubClient:
                 await self._wait_for_reset(resource, None, time.time() + retry_after,
                                            secondary=True)
                 continue
-            if status in RETRY_STATUSES and attempt < self.retries:
+            if status in RETRY_STATUSES:
                 attempt += 1
-                log.info("GitHub GET %s answered %d; retry %d", path, status, attempt)
-                await self._sleep(self.backoff * 2 ** (attempt - 1))
-                continue
+                if await self._retry(attempt, request, f"answered {status}"):
+                    continue
             if status in (403, 429) and quota is not None and quota.remaining == 0:
                 raise rate_limited(resource, quota.limit, quota.reset_at or time.time(),
                                    time.time())

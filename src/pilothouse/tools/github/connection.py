@@ -1,24 +1,22 @@
 """Where the GitHub tools connect, and how an agent launches their MCP server over stdio.
 
-`GitHubConnection` is the GitHub part of the settings (API root, token, time limits).
-`github_mcp_connection` returns the `StdioConnection` dict langchain-mcp-adapters takes and
-`stdio_parameters` the same launch for `mcp.Client`; the child process sees only these
-variables (plus the MCP SDK's safe default environment), rendered back from the object, so a
-connection built in code (a sandbox's URL) reaches it as well as one read from the environment.
+`GitHubConnection` is the GitHub part of the settings (API root, token, time limits), and
+`stdio_parameters` the launch for `mcp.Client`: the child process sees only these variables
+(plus the MCP SDK's safe default environment), rendered back from the object, so a connection
+built in code (a sandbox's URL) reaches it as well as one read from the environment.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from mcp import StdioServerParameters
-from mcp.client.stdio import get_default_environment
 
+from pilothouse.config import Settings
 from pilothouse.tools.github.client import DEFAULT_API_URL
-from pilothouse.tools.github.errors import display_url
+from pilothouse.tools.http_api.errors import display_url
+from pilothouse.tools.mcp_support import stdio_server
 
 MODULE = "pilothouse.tools.github"
 
@@ -48,23 +46,23 @@ class GitHubConnection:
         return env
 
 
-def _child_env(connection: GitHubConnection, extra: Mapping[str, str] | None) -> dict[str, str]:
-    return {**get_default_environment(), **connection.env(), **(extra or {})}
+def github_connection(settings: Settings) -> GitHubConnection:
+    """The GitHub connection described by `settings` (GITHUB_TOKEN, GITHUB_API_URL, ...)."""
+    return GitHubConnection(api_url=settings.github_api_url, token=settings.github_token,
+                            timeout_seconds=settings.github_timeout_seconds,
+                            rate_limit_max_wait_seconds=settings.github_rate_limit_max_wait)
 
 
-def github_mcp_connection(connection: GitHubConnection, *,
-                          extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """A langchain-mcp-adapters `StdioConnection` that starts the server as a subprocess.
-
-    `extra_env` passes other settings the server reads (`MAX_TOOL_OUTPUT_SIZE`,
-    `PILOTHOUSE_LOG_LEVEL`).
-    """
-    return {"transport": "stdio", "command": sys.executable, "args": ["-m", MODULE],
-            "env": _child_env(connection, extra_env)}
+def github_connection_from_env(env: Mapping[str, str] | None = None) -> GitHubConnection:
+    """The GitHub connection from the environment (through `Settings`, its only reader)."""
+    return github_connection(Settings.from_env(env))
 
 
 def stdio_parameters(connection: GitHubConnection, *,
                      extra_env: Mapping[str, str] | None = None) -> StdioServerParameters:
-    """The same launch as `github_mcp_connection`, for `mcp.Client`."""
-    return StdioServerParameters(command=sys.executable, args=["-m", MODULE],
-                                 env=_child_env(connection, extra_env))
+    """Start `python -m pilothouse.tools.github` for `connection`, for `mcp.Client`.
+
+    `extra_env` passes other settings the server reads (`MAX_TOOL_OUTPUT_SIZE`,
+    `PILOTHOUSE_LOG_LEVEL`).
+    """
+    return stdio_server(MODULE, {**connection.env(), **(extra_env or {})})

@@ -1,24 +1,37 @@
-"""Map what GitHub answers (status, error body, rate-limit headers, transport failure) to
-Pilothouse errors whose messages say what to do.
+"""Map what GitHub answers (status, error body, rate-limit headers) to Pilothouse errors whose
+messages say what to do.
 
-No message carries the token: wire text passes through the client's `Redactor`
-(pilothouse.redaction) first, and URLs are shown without any user-info part.
+Transport failures, size caps and the generic status classes are `tools.http_api.errors`,
+described for GitHub by `GITHUB`. No message carries the token: wire text passes through the
+client's `Redactor` (pilothouse.redaction) first, and URLs are shown without any user-info part.
 """
 
 from __future__ import annotations
 
-import json
-import ssl
 from datetime import UTC, datetime
-
-import httpx
 
 from pilothouse.errors import ConfigurationError, PilothouseError, UpstreamError, UserInputError
 from pilothouse.redaction import Redactor
+from pilothouse.tools.http_api.errors import ApiProfile, body_json, plain_text, status_error
 
 TOKEN_HINT = ("Set GITHUB_TOKEN to a valid token: a fine-grained token with read access to "
               "Metadata, Pull requests, Issues and Actions of the repositories, or a classic "
               "token with the `repo` scope.")
+
+GITHUB = ApiProfile(
+    name="GitHub",
+    unreachable_hint="Check GITHUB_API_URL (GitHub Enterprise: https://HOST/api/v3), the network "
+                     "and any proxy.",
+    tls_hint="For GitHub Enterprise with a private CA, install the CA in the system trust store "
+             "(or point SSL_CERT_FILE at it).",
+    timeout_setting="GITHUB_TIMEOUT",
+    narrow_hint="Ask for a smaller page (per_page) or a narrower filter.",
+    url_hint="Check that GITHUB_API_URL points at the GitHub API (GitHub Enterprise: "
+             "https://HOST/api/v3).",
+    rejected_hint="Correct the arguments (a filter value, the query syntax or the page number) "
+                  "and ask again.",
+    failed_hint="Try again shortly; https://www.githubstatus.com shows incidents.",
+)
 
 
 class RateLimitError(UpstreamError):
@@ -32,12 +45,6 @@ class RateLimitError(UpstreamError):
         body = super().to_payload()
         body["resets_at"] = clock_time(self.reset_at, with_date=True)
         return body
-
-
-def display_url(url: str) -> str:
-    """`url` without user-info (`https://user:secret@host` must never reach a message)."""
-    parsed = httpx.URL(url)
-    return str(parsed.copy_with(username=None, password=None)) if parsed.userinfo else url
 
 
 def clock_time(moment: float, *, with_date: bool = False) -> str:
@@ -73,10 +80,9 @@ def rate_limited(resource: str, limit: int | None, reset_at: float, now: float, 
 
 def error_message(body: bytes) -> str:
     """GitHub's `message` plus any validation `errors`, or the start of a plain-text body."""
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return body.decode("utf-8", "replace").strip()[:300]
+    data = body_json(body)
+    if data is None:
+        return plain_text(body)
     if not isinstance(data, dict):
         return ""
     message = str(data.get("message") or "")
@@ -114,48 +120,4 @@ def http_error(status: int, body: bytes, *, subject: str | None, has_token: bool
         return UserInputError(f"{what} is gone ({message}).",
                               hint="GitHub keeps workflow logs for a limited time (90 days by "
                                    "default); pick a newer run.")
-    if status in (400, 409, 422):
-        return UserInputError(f"GitHub rejected the request: {message}.",
-                              hint="Correct the arguments (a filter value, the query syntax or "
-                                   "the page number) and ask again.")
-    if status >= 500:
-        return UpstreamError(f"GitHub failed with HTTP {status}: {message}.",
-                             hint="Try again shortly; https://www.githubstatus.com shows "
-                                  "incidents.", retryable=True)
-    return UpstreamError(f"GitHub answered HTTP {status}: {message}.")
-
-
-def transport_error(exc: httpx.TransportError, *, url: str, timeout: float) -> PilothouseError:
-    """The error for a request that got no HTTP answer."""
-    shown = display_url(url)
-    if isinstance(exc, httpx.ConnectError) and _is_tls_failure(exc):
-        return ConfigurationError(
-            f"The TLS certificate of GitHub at {shown} could not be verified.",
-            hint="For GitHub Enterprise with a private CA, install the CA in the system trust "
-                 "store (or point SSL_CERT_FILE at it).")
-    if isinstance(exc, httpx.ConnectError):
-        return UpstreamError(f"GitHub is unreachable at {shown} (connection failed).",
-                             hint="Check GITHUB_API_URL (GitHub Enterprise: "
-                                  "https://HOST/api/v3), the network and any proxy.",
-                             retryable=True)
-    if isinstance(exc, httpx.TimeoutException):
-        return UpstreamError(f"GitHub at {shown} did not answer within {timeout:g} s.",
-                             hint="Try again; if it repeats, narrow the request or raise "
-                                  "GITHUB_TIMEOUT.", retryable=True)
-    return UpstreamError(f"The connection to GitHub at {shown} broke ({type(exc).__name__}).",
-                         hint="Try again; if it persists, check the network.", retryable=True)
-
-
-def _is_tls_failure(exc: BaseException) -> bool:
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, ssl.SSLError) or "CERTIFICATE_VERIFY_FAILED" in str(seen):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
-def too_large(kind: str, limit: int) -> UpstreamError:
-    return UpstreamError(
-        f"GitHub's {kind} exceeded the {limit // (1024 * 1024)} MiB safety cap and was dropped.",
-        hint="Ask for a smaller page (per_page) or a narrower filter.")
+    return status_error(GITHUB, status, message)

@@ -1,18 +1,22 @@
-"""Render tool answers as compact JSON that fits `MAX_TOOL_OUTPUT_SIZE`.
+"""Render GitHub tool answers as compact JSON that fits `MAX_TOOL_OUTPUT_SIZE`.
 
-The agent has its own tool-output guard, but this server is also used on its own (any MCP
-client), so it never emits more than the configured size. A list answer loses whole items from
-its end and says how many it kept and which `per_page` would fit; a log answer loses the oldest
-lines of its tails (the newest lines are the ones that explain a failure).
+A list answer loses whole items from its end (`http_api.output`) and says how many it kept and
+which `per_page` would fit; a log answer loses the oldest lines of its tails (the newest lines
+are the ones that explain a failure).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from pilothouse.tools.http_api.output import fit_largest_list
 from pilothouse.tools.mcp_support import dumps
 
 _NOTE_ROOM = 240
+
+
+def _advice(kept: int, tail: bool) -> str:
+    return f"ask again with per_page={max(1, kept)} to page through all of them"
 
 
 def fit(answer: dict[str, Any], max_chars: int) -> dict[str, Any]:
@@ -21,25 +25,7 @@ def fit(answer: dict[str, Any], max_chars: int) -> dict[str, Any]:
         return answer
     if answer.get("failing_steps") or answer.get("last_step"):
         return _fit_tails(answer, max_chars)
-    lists = [(key, value) for key, value in answer.items() if isinstance(value, list) and value]
-    if not lists:
-        return answer
-    key, items = max(lists, key=lambda kv: len(dumps(kv[1])))
-    rest = {k: v for k, v in answer.items() if k != key}
-    budget = max_chars - len(dumps(rest)) - len(key) - _NOTE_ROOM
-    kept, used = 0, 2
-    for item in items:
-        used += len(dumps(item)) + 1
-        if used > budget:
-            break
-        kept += 1
-    rest[key] = items[:kept]
-    rest["truncated"] = {
-        "field": key, "shown": kept, "total": len(items),
-        "note": f"Cut to fit MAX_TOOL_OUTPUT_SIZE: {kept} of {len(items)} {key} shown; ask "
-                f"again with per_page={max(1, kept)} to page through all of them.",
-    }
-    return rest
+    return fit_largest_list(answer, max_chars, advice=_advice, note_room=_NOTE_ROOM)
 
 
 def _fit_tails(answer: dict[str, Any], max_chars: int) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from pilothouse.errors import UserInputError
+from pilothouse.tools.http_api.paging import checked_page
 
 DEFAULT_PER_PAGE = 20
 MAX_PER_PAGE = 100
@@ -37,17 +37,9 @@ class PageRequest:
 
 def page_request(page: int, per_page: int, *, maximum: int = MAX_PER_PAGE) -> PageRequest:
     """Validate `page`/`per_page`; a per_page above `maximum` is clamped, and a note says so."""
-    if page < 1:
-        raise UserInputError(f"page must be 1 or more, not {page}.",
-                             hint="Pages are numbered from 1; ask for page=1.")
-    if per_page < 1:
-        raise UserInputError(f"per_page must be between 1 and {maximum}, not {per_page}.",
-                             hint=f"Use the default of {DEFAULT_PER_PAGE}.")
-    if per_page > maximum:
-        note = (f"per_page {per_page} was reduced to the maximum of {maximum}; "
-                "ask for the next page to see more.")
-        return PageRequest(page, maximum, (note,))
-    return PageRequest(page, per_page)
+    size, notes = checked_page(page, per_page, size_name="per_page", default=DEFAULT_PER_PAGE,
+                               maximum=maximum)
+    return PageRequest(page, size, notes)
 
 
 def parse_link(header: str | None) -> dict[str, int]:

@@ -2,29 +2,25 @@
 
 Tool descriptions are short on purpose: a local model reads every schema on every turn. Every
 tool answers with compact JSON in minimal shapes; failures become an `is_error` result carrying
-`{error, kind, suggestion}` (plus `resets_at` for a spent rate limit), never a stack trace or
-the token.
+`{error, kind, suggestion}` (plus `resets_at` for a spent rate limit; `tools.tool_server`),
+never a stack trace or the token.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Literal
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult
 from pydantic import Field
 
-from pilothouse.errors import PilothouseError
 from pilothouse.tools.github import operations as ops
 from pilothouse.tools.github.client import DEFAULT_API_URL, GitHubClient
 from pilothouse.tools.github.output import fit
-from pilothouse.tools.mcp_support import ClientHolder, tool_result, without_titles
-
-log = logging.getLogger(__name__)
+from pilothouse.tools.http_api import server as base
+from pilothouse.tools.http_api.server import Page
+from pilothouse.tools.http_api.server import PageSize as PerPage
+from pilothouse.tools.tool_server import ToolServer
 
 SERVER_NAME = "github"
 TOOLS: tuple[str, ...] = (
@@ -38,38 +34,17 @@ INSTRUCTIONS = (
 
 Owner = Annotated[str, Field(description="user or organization, e.g. acme-corp")]
 Repo = Annotated[str, Field(description="repository name, e.g. payments-api")]
-Page = Annotated[int, Field(description="1-based page")]
-PerPage = Annotated[int, Field(description="items per page, max 100")]
 ClientFactory = Callable[[], GitHubClient]
 
 
 def build_github_server(api_url: str = DEFAULT_API_URL, token: str | None = None, *,
                         timeout: float = 30.0, max_rate_limit_wait: float = 10.0,
                         max_output_chars: int = 10_000, log_level: str = "WARNING",
-                        client_factory: ClientFactory | None = None) -> MCPServer[Any]:
+                        client_factory: ClientFactory | None = None) -> ToolServer:
     """The GitHub MCP server for the API at `api_url` (GitHub Enterprise: https://HOST/api/v3)."""
-    holder = ClientHolder(client_factory or (lambda: GitHubClient(
-        api_url, token, timeout=timeout, max_rate_limit_wait=max_rate_limit_wait)))
-
-    @asynccontextmanager
-    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
-        try:
-            yield {}
-        finally:
-            await holder.aclose()
-
-    async def run(work: Callable[[GitHubClient], Awaitable[dict[str, Any]]]) -> CallToolResult:
-        try:
-            payload = await work(holder.get())
-        except PilothouseError as error:
-            return tool_result(error.to_payload(), is_error=True)
-        except Exception:
-            log.exception("GitHub tool failed unexpectedly")
-            return tool_result({"error": "The GitHub tool failed unexpectedly.",
-                            "kind": "InternalError",
-                            "suggestion": "Try again; if it repeats, check the server log."},
-                           is_error=True)
-        return tool_result(fit(payload, max_output_chars), is_error=False)
+    run = base.ToolRunner(client_factory or (lambda: GitHubClient(
+        api_url, token, timeout=timeout, max_rate_limit_wait=max_rate_limit_wait)),
+        fit=fit, max_output_chars=max_output_chars)
 
     async def list_pull_requests(
             owner: Owner, repo: Repo, state: Literal["open", "closed", "all"] = "open",
@@ -133,7 +108,7 @@ def build_github_server(api_url: str = DEFAULT_API_URL, token: str | None = None
         return await run(lambda c: ops.get_workflow_run_logs(c, owner, repo, run_id,
                                                              tail_lines=tail_lines))
 
-    tools: list[tuple[Callable[..., Awaitable[CallToolResult]], str]] = [
+    tools: list[tuple[base.ToolFunction, str]] = [
         (list_pull_requests, "List a repository's pull requests, one page at a time."),
         (get_pull_request, "One pull request: state, review decision, reviews and a summary "
                            "of the files changed."),
@@ -146,13 +121,6 @@ def build_github_server(api_url: str = DEFAULT_API_URL, token: str | None = None
                              "status, branch or event."),
         (get_workflow_run_logs, "The last log lines of a workflow run's failing steps."),
     ]
-    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=True)
-    registered = []
-    for fn, description in tools:
-        tool = Tool.from_function(fn, name=fn.__name__, description=description,
-                                  annotations=read_only)
-        tool.parameters = without_titles(tool.parameters)
-        registered.append(tool)
-    return MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan,
-                     log_level=log_level,  # type: ignore[arg-type]
-                     tools=registered)
+    return base.http_tool_server(SERVER_NAME, INSTRUCTIONS, run,
+                            [base.tool(fn, description) for fn, description in tools],
+                            log_level=log_level)

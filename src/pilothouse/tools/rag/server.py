@@ -4,6 +4,7 @@ The server starts an incremental index of its default repository as soon as it s
 first question rarely waits; a retrieval that arrives while an index run is going answers from
 what is indexed so far and says how far the run has got, instead of blocking for minutes.
 Indexing and search run in worker threads because ONNX inference and ChromaDB calls block.
+Failures are raised as `PilothouseError`s; `ToolServer` answers them in the one tool-error shape.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 
 from pilothouse.errors import PilothouseError
 from pilothouse.tools.rag.answers import render_hits, report_payload, trim_snippet
 from pilothouse.tools.rag.index import CodeIndex, IndexReport, resolve_root
+from pilothouse.tools.tool_server import ToolServer
 
 MAX_K = 20
 INSTRUCTIONS = (
@@ -32,10 +33,6 @@ INSTRUCTIONS = (
     "incrementally and makes it the one searched."
 )
 log = logging.getLogger(__name__)
-
-
-def _tool_error(error: PilothouseError) -> ToolError:
-    return ToolError(json.dumps(error.to_payload(), ensure_ascii=False))
 
 
 class _Indexer:
@@ -117,7 +114,7 @@ def build_rag_server(
     index: CodeIndex | None = None,
     warm_up: bool = True,
     index_wait_seconds: float = 10.0,
-) -> MCPServer:
+) -> ToolServer:
     """An MCP server over `default_root`, storing into `store_dir`.
 
     With `warm_up`, the default root is indexed (incrementally) as soon as the server starts.
@@ -137,7 +134,7 @@ def build_rag_server(
                 indexer.stop.set()
                 tasks.cancel_scope.cancel()
 
-    server = MCPServer(name="pilothouse-rag", instructions=INSTRUCTIONS, lifespan=lifespan)
+    server = ToolServer(name="pilothouse-rag", instructions=INSTRUCTIONS, lifespan=lifespan)
 
     @server.tool(structured_output=False)
     async def index_directory(path: str | None = None, ctx: Context | None = None) -> str:
@@ -145,10 +142,7 @@ def build_rag_server(
 
         path: the folder; default the one searched now (the repository the server serves).
         """
-        try:
-            report = await indexer.run(Path(path) if path else indexer.root, ctx)
-        except PilothouseError as error:
-            raise _tool_error(error) from error
+        report = await indexer.run(Path(path) if path else indexer.root, ctx)
         return json.dumps(report_payload(report), separators=(",", ":"))
 
     @server.tool(structured_output=False)
@@ -160,21 +154,18 @@ def build_rag_server(
         query: what you are looking for, in words or by name (e.g. "where is auth checked").
         k: how many chunks (1-20). path_filter: a glob ("src/**/*.py") or part of a path.
         """
-        try:
-            await indexer.settle(index_wait_seconds)
-            root = resolve_root(indexer.root)
-            indexed = str(root) in indexer.index.indexed_roots()
-            if not indexed and indexer.status(root) is None:
-                await indexer.run(root, ctx)
-            elif not indexed:  # the run has not written anything yet
-                return render_hits(str(root), query, [], indexing=indexer.status(root))
-            hits = await anyio.to_thread.run_sync(
-                lambda: indexer.index.retrieve_code_context(
-                    query, max(1, min(k, MAX_K)), path_filter or None, root=root
-                )
+        await indexer.settle(index_wait_seconds)
+        root = resolve_root(indexer.root)
+        indexed = str(root) in indexer.index.indexed_roots()
+        if not indexed and indexer.status(root) is None:
+            await indexer.run(root, ctx)
+        elif not indexed:  # the run has not written anything yet
+            return render_hits(str(root), query, [], indexing=indexer.status(root))
+        hits = await anyio.to_thread.run_sync(
+            lambda: indexer.index.retrieve_code_context(
+                query, max(1, min(k, MAX_K)), path_filter or None, root=root
             )
-        except PilothouseError as error:
-            raise _tool_error(error) from error
+        )
         return render_hits(str(root), query, hits, indexing=indexer.status(root))
 
     @server.tool(structured_output=False)

@@ -5,7 +5,7 @@ Entry points:
   agent side to decide whether to interrupt for a person's approval.
 - `sign_approval(secret, command)`: the token that lets an "ask" command run once.
 - `build_shell_server(workspace, ...)`: the MCP server with the `run_command` tool.
-- `shell_mcp_connection(workspace, approval_secret=...)`: launch it from langchain-mcp-adapters.
+- `shell_stdio_parameters(workspace, approval_secret=...)`: launch it for `mcp.Client`.
 - `ShellService`: the same use case without MCP.
 """
 
@@ -15,7 +15,7 @@ from pilothouse.tools.shell.approval import (
     normalize_command,
     sign_approval,
 )
-from pilothouse.tools.shell.connection import shell_mcp_connection, shell_stdio_parameters
+from pilothouse.tools.shell.connection import shell_stdio_parameters
 from pilothouse.tools.shell.decision import PartDecision, PolicyDecision
 from pilothouse.tools.shell.policy import ShellPolicy, check_command
 from pilothouse.tools.shell.server import RunCommandResult, build_shell_server
@@ -32,7 +32,6 @@ __all__ = [
     "build_shell_server",
     "check_command",
     "normalize_command",
-    "shell_mcp_connection",
     "shell_stdio_parameters",
     "sign_approval",
 ]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from typing import Any
 
 from mcp import StdioServerParameters
 
@@ -40,23 +39,6 @@ def _env(approval_secret: str, source: Mapping[str, str] | None) -> dict[str, st
     return env
 
 
-def shell_mcp_connection(
-    workspace: str | os.PathLike[str],
-    *,
-    approval_secret: str,
-    policy_file: str | os.PathLike[str] | None = None,
-    timeout_seconds: float | None = None,
-    env: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """A langchain-mcp-adapters `StdioConnection` that starts the shell server."""
-    return {
-        "transport": "stdio",
-        "command": sys.executable,
-        "args": _args(workspace, policy_file, timeout_seconds),
-        "env": _env(approval_secret, env),
-    }
-
-
 def shell_stdio_parameters(
     workspace: str | os.PathLike[str],
     *,
@@ -65,7 +47,7 @@ def shell_stdio_parameters(
     timeout_seconds: float | None = None,
     env: Mapping[str, str] | None = None,
 ) -> StdioServerParameters:
-    """The same launch as `shell_mcp_connection`, for `mcp.Client` / `stdio_client`."""
+    """Start `python -m pilothouse.tools.shell` over `workspace`, for `mcp.Client`."""
     return StdioServerParameters(
         command=sys.executable,
         args=_args(workspace, policy_file, timeout_seconds),

@@ -8,11 +8,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 import anyio.to_thread
-from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from pilothouse.tools.shell.service import ShellService
+from pilothouse.tools.tool_server import ToolServer
 
 RUN_COMMAND_DESCRIPTION = """Run a shell command line in the workspace, safely.
 
@@ -56,8 +56,13 @@ def build_shell_server(
     base_env: Mapping[str, str] | None = None,
     pass_env: Iterable[str] = (),
     name: str = "pilothouse-shell",
-) -> MCPServer:
-    """An MCP server exposing safe shell execution confined to `workspace`."""
+) -> ToolServer:
+    """An MCP server exposing safe shell execution confined to `workspace`.
+
+    A command that runs and fails, times out, is refused or needs approval is an answer
+    (`status`, `reason`, `guidance`), not a tool error: the tool did its job. Tool errors (bad
+    arguments, a crash) come in the one tool-error shape of `ToolServer`.
+    """
     service = ShellService(
         workspace,
         policy_file=policy_file,
@@ -71,7 +76,7 @@ def build_shell_server(
         base_env=base_env,
         pass_env=pass_env,
     )
-    server = MCPServer(
+    server = ToolServer(
         name,
         instructions=f"Shell commands run in {service.workspace} under an allow/ask/deny policy.",
     )

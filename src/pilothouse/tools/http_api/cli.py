@@ -1,0 +1,66 @@
+"""The `serve` command of an HTTP-API MCP server: stdio (how agents run it) or streamable HTTP.
+
+Settings come from `Settings.from_env` (the only reader of the environment); a setting that does
+not parse ends the command with the error and what to do, exit status 2. A server that lacks
+its API's address or credentials still serves, and says so: its tools answer with the
+configuration error until the setting is made.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+from mcp.server.mcpserver import MCPServer
+from rich.console import Console
+
+from pilothouse.config import Settings
+from pilothouse.errors import PilothouseError
+
+
+class Transport(enum.StrEnum):
+    stdio = "stdio"
+    http = "http"
+
+
+def serve_app(name: str, *, title: str, help: str, default_port: int,
+              build: Callable[[Settings], MCPServer[Any]],
+              notice: Callable[[Settings], str | None]) -> typer.Typer:
+    """A Typer app whose default command serves `build(settings)`.
+
+    `notice` says (on stderr) what the server will lack with these settings, or None.
+    """
+    app = typer.Typer(name=name, help=help, no_args_is_help=False,
+                      pretty_exceptions_enable=False)
+
+    @app.callback(invoke_without_command=True)
+    def serve(
+        transport: Annotated[Transport, typer.Option(help="stdio, or streamable HTTP.")] =
+        Transport.stdio,
+        port: Annotated[int, typer.Option(min=1, max=65535, help="Port for --transport http.")]
+        = default_port,
+        host: Annotated[str, typer.Option(help="Interface for --transport http.")] =
+        "127.0.0.1",
+    ) -> None:
+        err = Console(stderr=True)
+        try:
+            settings = Settings.from_env()
+        except PilothouseError as error:
+            err.print(f"[bold red]Error:[/] {error.message}")
+            if error.hint:
+                err.print(f"[yellow]What to do:[/] {error.hint}")
+            raise typer.Exit(2) from None
+        lacking = notice(settings)
+        if lacking:
+            err.print(f"[yellow]{lacking}[/]")
+        server = build(settings)
+        if transport is Transport.stdio:
+            server.run("stdio")
+        else:
+            err.print(f"{title} MCP server at http://{host}:{port}/mcp")
+            server.run("streamable-http", host=host, port=port)
+
+    serve.__doc__ = f"Serve the {title} tools until the client disconnects (stdio) or Ctrl-C."
+    return app
