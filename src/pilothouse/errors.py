@@ -10,6 +10,11 @@
 from __future__ import annotations
 
 
+def error_body(error: str, suggestion: str, **extra: object) -> dict[str, object]:
+    """The JSON shape of every error an HTTP endpoint returns: what happened, what to do."""
+    return {"error": error, "suggestion": suggestion, **extra}
+
+
 class PilothouseError(Exception):
     """Base class: `message` says what happened, `hint` says what to do."""
 

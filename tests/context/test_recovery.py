@@ -270,7 +270,7 @@ async def test_model_error_is_reported_and_conversation_stays_usable(
 ) -> None:
     request = httpx.Request("POST", "https://api.openai.com/v1/chat/completions")
     auth = openai.AuthenticationError(
-        "Error code: 401 - Incorrect API key provided: sk-abc123456789",
+        "Error code: 401 - Incorrect API key provided: sk-proj-Xy12Zw34Ab56Cd78Ef90",
         response=httpx.Response(401, request=request), body=None,
     )
     setup = scripted_setup([auth, "Working again."])
@@ -278,7 +278,7 @@ async def test_model_error_is_reported_and_conversation_stays_usable(
     conversation = Conversation(graph, "model-error")
 
     error = kinds(await collect(conversation.ask("hi")), "error")[0]
-    assert "credentials" in error.text and "sk-abc" not in error.text
+    assert "credentials" in error.text and "sk-proj-Xy12Zw34Ab56Cd78Ef90" not in error.text
     assert error.data["suggestion"]
     answers = kinds(await collect(conversation.ask("hi again")), "answer")
     assert [a.text for a in answers] == ["Working again."]

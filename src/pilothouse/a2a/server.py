@@ -28,6 +28,9 @@ from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount
 
 from pilothouse.a2a.card import REST_SUFFIX, agent_card
@@ -36,6 +39,7 @@ from pilothouse.a2a.handler import CancellingRequestHandler
 from pilothouse.a2a.namespaces import caller_name
 from pilothouse.a2a.publisher import install_queue_log_filter
 from pilothouse.a2a.store import agent_task_store
+from pilothouse.errors import error_body
 from pilothouse.runtime.turn_locks import TurnLocks
 
 
@@ -112,4 +116,17 @@ def a2a_app(endpoints: Sequence[AgentEndpoint], *, entry: str | None = None,
             for endpoint in endpoints:
                 await endpoint.handler.aclose()
 
-    return Starlette(routes=routes, lifespan=lifespan)
+    return Starlette(routes=routes, lifespan=lifespan,
+                     exception_handlers={HTTPException: _http_error})
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Routing errors (404, 405) as JSON, like every other error of the server."""
+    assert isinstance(exc, HTTPException)
+    agents = "/a2a/<name>/ (argocd, github, devops, supervisor)"
+    suggestion = (f"Check the HTTP method: A2A JSON-RPC is POST to {agents}."
+                  if exc.status_code == 405 else
+                  f"Check the path: each agent answers at {agents}, its card at "
+                  "/a2a/<name>/.well-known/agent-card.json.")
+    return JSONResponse(error_body(str(exc.detail), suggestion), status_code=exc.status_code,
+                        headers=exc.headers)

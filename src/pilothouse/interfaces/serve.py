@@ -39,7 +39,12 @@ from pilothouse.agents.registry import (
 from pilothouse.config import Settings
 from pilothouse.errors import ConfigurationError, PilothouseError
 from pilothouse.interfaces.api.identity import KeyRing
-from pilothouse.interfaces.api.security import AuthMiddleware, check_exposure
+from pilothouse.interfaces.api.security import (
+    AuthMiddleware,
+    BodyLimitMiddleware,
+    check_exposure,
+)
+from pilothouse.interfaces.listen import listening_socket
 from pilothouse.models.registry import ModelSetup, setup_model
 from pilothouse.runtime.checkpoint import open_checkpointer
 from pilothouse.runtime.turn_locks import TurnLocks
@@ -78,6 +83,8 @@ def with_api(settings: Settings, a2a: Starlette, entry: ApiAgent, *, host: str,
         yield entry  # already open: the serve process owns its lifetime
 
     return create_api_app(open_agent, keyring=keyring, bind_host=host, locks=locks,
+                          max_body_bytes=settings.api_max_body_bytes,
+                          cors_origins=settings.cors_origins,
                           registry_path=registry_path(settings), fallback=a2a)
 
 
@@ -151,7 +158,9 @@ async def open_serve_app(
             app = with_api(settings, app, ApiAgent(agent.graph, model, agent.tools, agent.name),
                            host=host, keyring=keyring, locks=locks)
         else:
-            app = AuthMiddleware(app, keyring)
+            # The same limit as the API's: an A2A message is read whole into memory and the
+            # task store, so an unbounded one costs memory and disk before anything checks it.
+            app = AuthMiddleware(BodyLimitMiddleware(app, settings.api_max_body_bytes), keyring)
         yield ServeApp(app, endpoints, failed)
 
 
@@ -177,7 +186,12 @@ def default_public_url(host: str, port: int) -> str:
 async def run_server(settings: Settings, *, host: str, port: int, public_url: str,
                      agents: Sequence[str] | None, api: bool, api_keys: Sequence[str] | None,
                      err: Console) -> None:
-    """Serve until SIGINT/SIGTERM, then close every agent cleanly."""
+    """Serve until SIGINT/SIGTERM, then close every agent cleanly.
+
+    The port is bound first, so a busy port or a foreign address fails in one line before
+    any agent, tool server or database is opened.
+    """
+    sock = listening_socket(host, port)
     async with open_serve_app(settings, public_url=public_url, agents=agents, api=api,
                               host=host, api_keys=api_keys) as served:
         for endpoint in served.endpoints:
@@ -189,13 +203,17 @@ async def run_server(settings: Settings, *, host: str, port: int, public_url: st
             err.print(f"[red]{name} not started:[/] {reason}", highlight=False)
         config = uvicorn.Config(served.app, host=host, port=port, lifespan="on", ws="none",
                                 log_level=settings.log_level.lower(), access_log=False)
-        await uvicorn.Server(config).serve()
+        with sock:
+            await uvicorn.Server(config).serve(sockets=[sock])
 
 
 def serve_command(
-    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8080,
-    host: Annotated[str, typer.Option(help="Interface to bind (0.0.0.0 in a container).")]
-    = "127.0.0.1",
+    port: Annotated[int | None, typer.Option(
+        min=1, max=65535, help="Port to listen on [default: PILOTHOUSE_API_PORT or 8080].",
+        show_default=False)] = None,
+    host: Annotated[str | None, typer.Option(
+        help="Interface to bind, 0.0.0.0 in a container [default: PILOTHOUSE_API_HOST or "
+             "127.0.0.1].", show_default=False)] = None,
     agent: Annotated[list[str] | None, typer.Option(
         "--agent", help="Run only this agent (repeatable): argocd, github, devops, supervisor.",
     )] = None,
@@ -218,6 +236,8 @@ def serve_command(
         settings = Settings.from_env()
         configure_logging(settings.log_level, settings.log_json,
                           redactor=Redactor(settings.secret_values()))
+        host = host or settings.api_host
+        port = port or settings.api_port
         url = (public_url or default_public_url(host, port)).rstrip("/")
         keys = [k.strip() for k in api_keys.split(",") if k.strip()]
         with_api_ui = api if api is not None else (not agent or SUPERVISOR in agent)

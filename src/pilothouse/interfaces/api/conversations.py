@@ -99,10 +99,15 @@ async def create_conversation(runtime: Runtime, caller: Caller,
     return record.as_json()
 
 
+# SQLite integers are 64-bit: a larger offset (e.g. 1e30) would fail in the driver, not here.
+MAX_OFFSET = 1_000_000_000
+
+
 @router.get("", response_model=ConversationPage)
 async def list_conversations(runtime: Runtime, caller: Caller,
                              limit: Annotated[int, Query(ge=1, le=200)] = 50,
-                             offset: Annotated[int, Query(ge=0)] = 0) -> dict[str, Any]:
+                             offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+                             ) -> dict[str, Any]:
     """The caller's conversations (an admin's list holds everyone's)."""
     owner = None if caller.admin else caller.name
     records, total = await runtime.registry.list(limit, offset, owner=owner)

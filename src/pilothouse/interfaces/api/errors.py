@@ -11,7 +11,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from pilothouse.errors import ConfigurationError, PilothouseError, UpstreamError, UserInputError
+from pilothouse.errors import (
+    ConfigurationError,
+    PilothouseError,
+    UpstreamError,
+    UserInputError,
+    error_body,
+)
 from pilothouse.redaction import redact
 
 logger = logging.getLogger("pilothouse.api")
@@ -32,11 +38,6 @@ class ApiError(Exception):
     def response(self) -> JSONResponse:
         body = {"error": self.error, "suggestion": self.suggestion, **self.extra}
         return JSONResponse(body, status_code=self.status, headers=self.headers)
-
-
-def error_body(error: str, suggestion: str, **extra: Any) -> dict[str, Any]:
-    """The JSON shape of every error the API returns."""
-    return {"error": error, "suggestion": suggestion, **extra}
 
 
 # Starlette raises plain HTTP errors for routing problems; give each a useful suggestion.

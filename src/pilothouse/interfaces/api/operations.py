@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from pilothouse.interfaces.api.errors import error_body
+from pilothouse.errors import error_body
 from pilothouse.interfaces.api.runtime import ApiRuntime, describe_agent, get_runtime
 from pilothouse.interfaces.api.security import require_api_key
 

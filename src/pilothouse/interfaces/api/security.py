@@ -27,8 +27,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.authentication import AuthCredentials, UnauthenticatedUser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pilothouse.errors import ConfigurationError
-from pilothouse.interfaces.api.errors import ApiError, error_body
+from pilothouse.errors import ConfigurationError, error_body
+from pilothouse.interfaces.api.errors import ApiError
 from pilothouse.interfaces.api.identity import LOCAL, Identity, KeyRing
 
 logger = logging.getLogger("pilothouse.api")
