@@ -31,11 +31,19 @@ HELM_MISSING = ("helm-sdkpy is not installed: pip install --ignore-requires-pyth
                 "library and runs on 3.11)")
 
 
-def helm(*args: str) -> Any:
+AUTH = {"auth": {"apiKeys": "ops=ops-key-123456"}}
+
+
+def run_helm(*args: str) -> subprocess.CompletedProcess[str]:
     done = subprocess.run([sys.executable, str(RUNNER), *args], capture_output=True, text=True,
                           timeout=180, env={**os.environ, "HELM_DRIVER": "memory"})
     if "No module named 'helm_sdkpy'" in done.stderr:
         pytest.fail(HELM_MISSING)
+    return done
+
+
+def helm(*args: str) -> Any:
+    done = run_helm(*args)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)
 
@@ -85,14 +93,15 @@ def test_helm_lint_catches_a_broken_template(tmp_path: Path) -> None:
 def test_the_default_install_wires_the_supervisor_to_each_enabled_agent(
     cluster: tuple[KubeApi, Path],
 ) -> None:
-    objects = install(cluster, {"database": {"url": "postgresql://ph:pw@postgres/ph"}})
+    objects = install(cluster, {"database": {"url": "postgresql://ph:pw@postgres/ph"}, **AUTH})
 
     deployments = {k.split("/")[1]: v for k, v in objects.items() if k.startswith("Deployment/")}
     assert sorted(deployments) == ["demo-pilothouse-argocd", "demo-pilothouse-github",
                                    "demo-pilothouse-supervisor"]
     supervisor = deployments["demo-pilothouse-supervisor"]
     assert supervisor["spec"]["replicas"] == 2
-    urls = {k: v for k, v in env_of(supervisor).items() if k.startswith("PILOTHOUSE_AGENTS_")}
+    urls = {k: v for k, v in env_of(supervisor).items()
+            if k.startswith("PILOTHOUSE_AGENTS_") and k.endswith("_URL")}
     assert urls == {
         "PILOTHOUSE_AGENTS_ARGOCD_URL": "http://demo-pilothouse-argocd:8080/a2a/argocd",
         "PILOTHOUSE_AGENTS_GITHUB_URL": "http://demo-pilothouse-github:8080/a2a/github",
@@ -114,14 +123,51 @@ def test_the_default_install_wires_the_supervisor_to_each_enabled_agent(
     assert secret["stringData"] == {"database-url": "postgresql://ph:pw@postgres/ph"}
 
 
+def test_every_pod_requires_keys_and_the_supervisor_holds_the_agents_key(
+    cluster: tuple[KubeApi, Path],
+) -> None:
+    objects = install(cluster, AUTH)
+
+    auth = objects["Secret/demo-pilothouse-auth"]["stringData"]
+    assert auth["api-keys"] == "ops=ops-key-123456"
+    assert len(auth["agent-key"]) == 40  # generated: none was given
+    from_auth = {"secretKeyRef": {"name": "demo-pilothouse-auth", "key": "agent-key"}}
+    supervisor = env_of(objects["Deployment/demo-pilothouse-supervisor"])
+    assert supervisor["PILOTHOUSE_API_KEYS"] == {
+        "secretKeyRef": {"name": "demo-pilothouse-auth", "key": "api-keys"}}
+    assert supervisor["PILOTHOUSE_AGENTS_ARGOCD_KEY"] == from_auth
+    assert supervisor["PILOTHOUSE_AGENTS_GITHUB_KEY"] == from_auth
+    for agent in ("argocd", "github"):
+        deployment = objects[f"Deployment/demo-pilothouse-{agent}"]
+        [container] = deployment["spec"]["template"]["spec"]["containers"]
+        names = [e["name"] for e in container["env"]]
+        # Kubernetes expands $(VAR) only from variables defined before it.
+        assert names.index("PILOTHOUSE_AGENT_KEY") < names.index("PILOTHOUSE_API_KEYS")
+        assert env_of(deployment)["PILOTHOUSE_AGENT_KEY"] == from_auth
+        assert env_of(deployment)["PILOTHOUSE_API_KEYS"] == "supervisor=$(PILOTHOUSE_AGENT_KEY)"
+
+
+def test_an_install_without_keys_is_refused_with_what_to_set(
+    cluster: tuple[KubeApi, Path],
+) -> None:
+    api, kubeconfig = cluster
+    done = run_helm("install", str(CHART), str(kubeconfig), "{}")
+    assert done.returncode != 0
+    assert "auth.apiKeys (name=key,...) or auth.existingSecret is required" in done.stderr
+    assert not api.objects
+
+
 def test_an_existing_secret_and_the_devops_agent_can_be_chosen(
     cluster: tuple[KubeApi, Path],
 ) -> None:
     objects = install(cluster, {"database": {"existingSecret": "pg-credentials"},
                                 "agents": {"devops": {"enabled": True, "replicas": 3}},
-                                "credentialsSecret": "llm-keys", "supervisor": {"api": False}})
+                                "credentialsSecret": "llm-keys", "supervisor": {"api": False},
+                                "auth": {"existingSecret": "pilothouse-keys"}})
 
     assert not [k for k in objects if k.startswith("Secret/")]
+    assert env_of(objects["Deployment/demo-pilothouse-devops"])["PILOTHOUSE_AGENT_KEY"] == {
+        "secretKeyRef": {"name": "pilothouse-keys", "key": "agent-key"}}
     devops = objects["Deployment/demo-pilothouse-devops"]
     assert devops["spec"]["replicas"] == 3
     assert env_of(devops)["PILOTHOUSE_WORKSPACE"] == "/workspace"
@@ -140,7 +186,7 @@ def test_without_a_database_pods_keep_local_state_and_the_notes_say_so(
     cluster: tuple[KubeApi, Path],
 ) -> None:
     api, kubeconfig = cluster
-    release = helm("install", str(CHART), str(kubeconfig), "{}")
+    release = helm("install", str(CHART), str(kubeconfig), json.dumps(AUTH))
     supervisor = next(o for o in api.created("Deployment")
                       if o["metadata"]["name"] == "demo-pilothouse-supervisor")
 

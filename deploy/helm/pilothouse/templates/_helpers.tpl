@@ -18,8 +18,13 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 {{- end -}}
 
+{{- define "pilothouse.authSecret" -}}
+{{- .Values.auth.existingSecret | default (printf "%s-auth" (include "pilothouse.fullname" .)) -}}
+{{- end -}}
+
 {{/* The Deployment and Service of one agent; call with
-     (dict "root" $ "name" NAME "replicas" N "env" MAP "args" LIST). */}}
+     (dict "root" $ "name" NAME "replicas" N "env" MAP "args" LIST "keys" MAP), where "keys"
+     maps variable names to keys of the auth Secret. */}}
 {{- define "pilothouse.agent" -}}
 {{- $root := .root -}}
 {{- $name := printf "%s-%s" (include "pilothouse.fullname" $root) .name -}}
@@ -77,6 +82,13 @@ spec:
                 secretKeyRef:
                   name: {{ $secret }}
                   key: {{ $root.Values.database.secretKey }}
+            {{- end }}
+            {{- range $variable, $key := .keys }}
+            - name: {{ $variable }}
+              valueFrom:
+                secretKeyRef:
+                  name: {{ include "pilothouse.authSecret" $root }}
+                  key: {{ $key }}
             {{- end }}
             {{- range $key, $value := .env }}
             - name: {{ $key }}
