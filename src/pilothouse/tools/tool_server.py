@@ -34,6 +34,8 @@ from pilothouse.tools.mcp_support import tool_result
 
 log = logging.getLogger(__name__)
 
+#: The keys every error payload has; details of a `RequestRejected` join them.
+ERROR_KEYS = ("error", "kind", "suggestion")
 #: What to do when an error class has no hint of its own (every error must say what to do).
 _DEFAULT_SUGGESTIONS: tuple[tuple[type[PilothouseError], str], ...] = (
     (UserInputError, "Change the request and call the tool again."),
@@ -41,10 +43,6 @@ _DEFAULT_SUGGESTIONS: tuple[tuple[type[PilothouseError], str], ...] = (
     (UpstreamError, "Try again shortly; if it repeats, check the system the tool talks to."),
 )
 _CRASH_SUGGESTION = "Try again; if it repeats, check the tool server's log."
-
-
-#: The keys every error payload starts with; details of a `RequestRejected` may follow.
-ERROR_KEYS = ("error", "kind", "suggestion")
 
 
 class InternalError(PilothouseError):
@@ -116,16 +114,17 @@ class ToolServer(MCPServer[Any]):
         if cause is not None:
             log.info("Tool %r failed: %s", tool, type(cause).__name__)
             return cause
-        if isinstance(exc.__cause__, ValidationError):
+        crashed = isinstance(exc, UnexpectedToolError)
+        if not crashed and isinstance(exc.__cause__, ValidationError):
             return _invalid_arguments(tool, exc.__cause__)
         known = sorted(t.name for t in await self.list_tools())
         if tool not in known:
             return UserInputError(f"{self.name} has no tool named {tool!r}.",
                                   hint=f"Call one of its tools: {', '.join(known)}.")
-        if isinstance(exc, UnexpectedToolError):
+        if crashed:
             log.error("Tool %r crashed", tool, exc_info=exc.__cause__ or exc)
             return InternalError(f"The {self.name} tool {tool} failed unexpectedly.",
-                                   hint=_CRASH_SUGGESTION)
+                                 hint=_CRASH_SUGGESTION)
         # A deliberate `ToolError` from SDK code: its text is meant for the caller.
         text = str(exc).removeprefix(f"Error executing tool {tool}: ")
         return UserInputError(text, hint="Change the request and call the tool again.")

@@ -11,7 +11,8 @@ from pilothouse.agents.github_prompt import GITHUB_SYSTEM_PROMPT
 from pilothouse.errors import ConfigurationError
 from pilothouse.models.tokens import tiktoken_counter
 from pilothouse.tools.github import TOOLS, GitHubConnection, stdio_parameters
-from pilothouse.tools.github.cli import github_connection_from_env, mcp_cli
+from pilothouse.tools.github.cli import mcp_cli
+from pilothouse.tools.github.connection import github_connection_from_env
 
 
 def test_the_prompt_is_compact_and_names_only_real_tools() -> None:

@@ -20,7 +20,7 @@ from pilothouse.config import Settings
 from pilothouse.tools.argocd import details, listing, search, sync
 from pilothouse.tools.argocd.client import ArgoCDClient
 from pilothouse.tools.argocd.output import fit
-from pilothouse.tools.http_api import server as base
+from pilothouse.tools.http_api import server as tool_base
 from pilothouse.tools.http_api.server import Page, PageSize
 from pilothouse.tools.tool_server import ToolServer
 
@@ -45,8 +45,9 @@ def build_argocd_server(settings: Settings | None = None, *,
                         client_factory: ClientFactory | None = None) -> ToolServer:
     """The Argo CD MCP server for `settings` (default: the environment)."""
     settings = settings or Settings.from_env()
-    run = base.ToolRunner(client_factory or (lambda: ArgoCDClient.from_settings(settings)),
-                     fit=fit, max_output_chars=settings.max_tool_output_size)
+    run = tool_base.ToolRunner(
+        client_factory or (lambda: ArgoCDClient.from_settings(settings)),
+        fit=fit, max_output_chars=settings.max_tool_output_size)
     limits = search.Limits(settings.max_search_results, settings.warn_search_results)
 
     async def list_applications(page: Page = 1, page_size: PageSize = 20,
@@ -117,7 +118,7 @@ def build_argocd_server(settings: Settings | None = None, *,
             c, name, dry_run=dry_run, approved=approved, prune=prune, revision=revision,
             project=project, expected_evidence=expected_evidence))
 
-    tools: list[tuple[base.ToolFunction, str]] = [
+    tools: list[tuple[tool_base.ToolFunction, str]] = [
         (list_applications, "List Argo CD applications, paged; filter by project, sync/health "
                             "status or label selector. Summary counts cover all matches."),
         (get_application, "One application's status summary. Set include_* for resources, "
@@ -133,12 +134,12 @@ def build_argocd_server(settings: Settings | None = None, *,
                                   "clusters by name, label, repo, path, namespace or cluster. "
                                   "Paged."),
     ]
-    registered = [base.tool(fn, description) for fn, description in tools]
+    registered = [tool_base.tool(fn, description) for fn, description in tools]
     if not settings.argocd_read_only:
-        registered.append(base.tool(
+        registered.append(tool_base.tool(
             sync_application, "Sync an application. Dry run by default; a real sync "
             "(dry_run=false) needs approved=true after the user agrees.",
             ToolAnnotations(destructive_hint=False, idempotent_hint=False,
                             open_world_hint=True)))
-    return base.http_tool_server(SERVER_NAME, INSTRUCTIONS, run, registered,
-                            log_level=settings.log_level)
+    return tool_base.http_tool_server(SERVER_NAME, INSTRUCTIONS, run, registered,
+                                      log_level=settings.log_level)

@@ -7,11 +7,9 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 
 from pilothouse.config import Settings
-from pilothouse.tools.github.connection import github_connection, github_connection_from_env
+from pilothouse.tools.github.connection import github_connection
 from pilothouse.tools.github.server import build_github_server
 from pilothouse.tools.http_api.cli import serve_app
-
-__all__ = ["github_connection", "github_connection_from_env", "mcp_cli"]
 
 
 def _build(settings: Settings) -> MCPServer[Any]:

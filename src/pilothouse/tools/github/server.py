@@ -17,7 +17,7 @@ from pydantic import Field
 from pilothouse.tools.github import operations as ops
 from pilothouse.tools.github.client import DEFAULT_API_URL, GitHubClient
 from pilothouse.tools.github.output import fit
-from pilothouse.tools.http_api import server as base
+from pilothouse.tools.http_api import server as tool_base
 from pilothouse.tools.http_api.server import Page
 from pilothouse.tools.http_api.server import PageSize as PerPage
 from pilothouse.tools.tool_server import ToolServer
@@ -42,7 +42,7 @@ def build_github_server(api_url: str = DEFAULT_API_URL, token: str | None = None
                         max_output_chars: int = 10_000, log_level: str = "WARNING",
                         client_factory: ClientFactory | None = None) -> ToolServer:
     """The GitHub MCP server for the API at `api_url` (GitHub Enterprise: https://HOST/api/v3)."""
-    run = base.ToolRunner(client_factory or (lambda: GitHubClient(
+    run = tool_base.ToolRunner(client_factory or (lambda: GitHubClient(
         api_url, token, timeout=timeout, max_rate_limit_wait=max_rate_limit_wait)),
         fit=fit, max_output_chars=max_output_chars)
 
@@ -108,7 +108,7 @@ def build_github_server(api_url: str = DEFAULT_API_URL, token: str | None = None
         return await run(lambda c: ops.get_workflow_run_logs(c, owner, repo, run_id,
                                                              tail_lines=tail_lines))
 
-    tools: list[tuple[base.ToolFunction, str]] = [
+    tools: list[tuple[tool_base.ToolFunction, str]] = [
         (list_pull_requests, "List a repository's pull requests, one page at a time."),
         (get_pull_request, "One pull request: state, review decision, reviews and a summary "
                            "of the files changed."),
@@ -121,6 +121,6 @@ def build_github_server(api_url: str = DEFAULT_API_URL, token: str | None = None
                              "status, branch or event."),
         (get_workflow_run_logs, "The last log lines of a workflow run's failing steps."),
     ]
-    return base.http_tool_server(SERVER_NAME, INSTRUCTIONS, run,
-                            [base.tool(fn, description) for fn, description in tools],
-                            log_level=log_level)
+    registered = [tool_base.tool(fn, description) for fn, description in tools]
+    return tool_base.http_tool_server(SERVER_NAME, INSTRUCTIONS, run, registered,
+                                      log_level=log_level)

@@ -44,6 +44,7 @@ def serve_app(name: str, *, title: str, help: str, default_port: int,
         host: Annotated[str, typer.Option(help="Interface for --transport http.")] =
         "127.0.0.1",
     ) -> None:
+        """Serve the tools until the client disconnects (stdio) or Ctrl-C (http)."""
         err = Console(stderr=True)
         try:
             settings = Settings.from_env()
@@ -62,5 +63,4 @@ def serve_app(name: str, *, title: str, help: str, default_port: int,
             err.print(f"{title} MCP server at http://{host}:{port}/mcp")
             server.run("streamable-http", host=host, port=port)
 
-    serve.__doc__ = f"Serve the {title} tools until the client disconnects (stdio) or Ctrl-C."
     return app
