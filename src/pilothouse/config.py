@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pilothouse.errors import ConfigurationError
 from pilothouse.redaction import Redactor, is_secret_name
+from pilothouse.sizes import parse_memory_size
 
 #: Providers Pilothouse can build a chat model for (see `pilothouse.models.registry`).
 PROVIDERS: tuple[str, ...] = (
@@ -45,6 +46,8 @@ def _split(value: str | None) -> tuple[str, ...]:
     return tuple(part.strip() for part in (value or "").split(",") if part.strip())
 
 
+#: The prefix of the agent topology's variables (PILOTHOUSE_AGENTS_ARGOCD_URL, ..._TIMEOUT).
+_AGENTS = "PILOTHOUSE_AGENTS_"
 #: Seconds the local model gets to summarize: reading a 3,300-token transcript and writing
 #: 250 words takes ~50 s on 2 cores when nothing else runs, so 60 s fell back to deletion.
 LOCAL_SUMMARY_TIMEOUT = 180.0
@@ -197,6 +200,15 @@ class Settings:
     cors_origins: tuple[str, ...] = ()
     api_max_body_bytes: int = 64_000
 
+    # Agents: a specialist served elsewhere (PILOTHOUSE_AGENTS_<NAME>_URL, by agent name) and the
+    # key the supervisor sends it (_KEY); how long one sub-agent answer may take and how many
+    # tokens it may have; whether PILOTHOUSE_WORKSPACE was set (the DevOps agent needs it).
+    agent_urls: dict[str, str] = field(default_factory=dict)
+    agent_keys: dict[str, str] = field(default_factory=dict, repr=False)
+    agent_timeout_seconds: float = 180.0
+    agent_answer_tokens: int | None = None
+    workspace_set: bool = False
+
     # Operations: logs, traces, the memory guard.
     log_level: str = "WARNING"
     log_json: bool = False
@@ -247,7 +259,8 @@ class Settings:
             value = getattr(self, f.name)
             if not is_secret_name(f.name):
                 continue
-            for item in value if isinstance(value, tuple) else (value,):
+            items = value.values() if isinstance(value, dict) else value
+            for item in items if isinstance(value, tuple | dict) else (value,):
                 if isinstance(item, str):
                     # An API key entry is `name=key` or a bare key: the key alone is secret.
                     values += [item, item.partition("=")[2]] if "=" in item else [item]
@@ -317,9 +330,15 @@ class Settings:
         raw_limit = r.text("PILOTHOUSE_MEMORY_LIMIT")
         memory_limit = None
         if raw_limit is not None:
-            from pilothouse.observability.limits import parse_memory_size
-
             memory_limit = parse_memory_size(raw_limit)
+        agent_urls = {key[len(_AGENTS):-len("_URL")].lower(): url for key in r.env
+                      if key.startswith(_AGENTS) and key.endswith("_URL")
+                      and (url := r.text(key))}
+        for name, url in agent_urls.items():
+            if not url.startswith(("http://", "https://")):
+                raise ConfigurationError(
+                    f"{_AGENTS}{name.upper()}_URL={url!r} is not an http(s) URL.",
+                    hint=f"e.g. http://{name}:8080/a2a/{name}")
         policy = r.text("PILOTHOUSE_SHELL_POLICY")
         log_level = (r.text("PILOTHOUSE_LOG_LEVEL") or "WARNING").upper()
         if log_level not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
@@ -391,4 +410,10 @@ class Settings:
             memory_high_water=r.number("PILOTHOUSE_MEMORY_HIGH_WATER", 0.85, low=0.1, high=0.99),
             memory_sample_seconds=r.number("PILOTHOUSE_MEMORY_SAMPLE_SECONDS", 5.0, low=0.1,
                                            high=3600),
+            agent_urls=agent_urls,
+            agent_keys={name: key for name in agent_urls
+                        if (key := r.text(f"{_AGENTS}{name.upper()}_KEY"))},
+            agent_timeout_seconds=r.number(f"{_AGENTS}TIMEOUT", 180.0, low=0.1, high=86_400),
+            agent_answer_tokens=r.integer(f"{_AGENTS}ANSWER_TOKENS", None, minimum=0) or None,
+            workspace_set=workspace is not None,
         )

@@ -8,9 +8,10 @@ from contextlib import asynccontextmanager
 import pytest
 from a2a_harness import ServeAgents, serving
 
-from pilothouse.a2a.server import AgentEndpoint, ServedAgent, a2a_app, agent_endpoint
+from pilothouse.a2a.server import AgentEndpoint, a2a_app, agent_endpoint
 from pilothouse.a2a.store import open_task_engine
 from pilothouse.config import Settings
+from pilothouse.runtime.handle import AgentHandle
 
 
 @pytest.fixture
@@ -18,7 +19,7 @@ def serve_agents(make_settings: Callable[..., Settings]) -> ServeAgents:
     """Serve agents as `pilothouse serve` does; yields (base URL, endpoints)."""
 
     @asynccontextmanager
-    async def serve(*agents: ServedAgent, settings: Settings | None = None,
+    async def serve(*agents: AgentHandle, settings: Settings | None = None,
                     port: int = 0) -> AsyncIterator[tuple[str, list[AgentEndpoint]]]:
         async with open_task_engine(settings or make_settings()) as engine:
             endpoints: list[AgentEndpoint] = []

@@ -31,12 +31,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.a2a.namespaces import ANONYMOUS, a2a_thread
 from pilothouse.a2a.publisher import TaskPublisher
-from pilothouse.a2a.server import ServedAgent
+from pilothouse.agents.factory import AgentFactory
+from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.context.orphans import SYNTHETIC_TAG
 from pilothouse.models.registry import ModelSetup
-from pilothouse.runtime.builder import build_agent
 from pilothouse.runtime.checkpoint import open_checkpointer
+from pilothouse.runtime.handle import AgentHandle
 from pilothouse.runtime.session import Conversation
 from pilothouse.testing.scripted_model import tool_call
 
@@ -52,14 +53,13 @@ def hanging_tool(started: asyncio.Event) -> BaseTool:
     return sync_app
 
 
-def hanging_agent(settings: Settings, setup: ModelSetup, started: asyncio.Event) -> ServedAgent:
-    slow = hanging_tool(started)
-    graph = build_agent(settings, setup, tools=[slow], name="argocd",
-                        checkpointer=InMemorySaver())
-    return ServedAgent("argocd", "Argo CD agent for tests.", graph, [slow])
+def hanging_agent(settings: Settings, setup: ModelSetup, started: asyncio.Event) -> AgentHandle:
+    toolkit = Toolkit(name="argocd", prompt="", tools=[hanging_tool(started)])
+    return AgentFactory(settings, setup, InMemorySaver()).build(toolkit,
+                                                                "Argo CD agent for tests.")
 
 
-async def assert_open_call_resolved(agent: ServedAgent, context_id: str) -> None:
+async def assert_open_call_resolved(agent: AgentHandle, context_id: str) -> None:
     history = await Conversation(agent.graph, a2a_thread(ANONYMOUS, "argocd", context_id)).history()
     assert isinstance(history[-2], AIMessage) and history[-2].tool_calls
     result = history[-1]
@@ -148,8 +148,8 @@ async def test_tasks_and_conversations_survive_a_restart(
                          ) -> tuple[str, str, ModelSetup]:
         setup = scripted_setup(steps)
         async with open_checkpointer(settings) as saver:
-            graph = build_agent(settings, setup, name="argocd", checkpointer=saver)
-            agent = ServedAgent("argocd", "Argo CD agent for tests.", graph)
+            agent = AgentFactory(settings, setup, saver).build(
+                Toolkit(name="argocd", prompt=""), "Argo CD agent for tests.")
             async with serve_agents(agent, settings=settings) as (url, _), \
                     a2a_client(f"{url}/a2a/argocd") as client:
                 if task_id is not None:

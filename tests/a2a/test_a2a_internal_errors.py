@@ -21,11 +21,11 @@ import pytest
 from a2a_harness import ServeAgents
 from langgraph.checkpoint.memory import InMemorySaver
 
-from pilothouse.a2a.server import ServedAgent
 from pilothouse.a2a.store import task_database_url
+from pilothouse.agents.factory import AgentFactory
+from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
-from pilothouse.runtime.builder import build_agent
 
 LEAKS = ("sqlite", "SQL", "Traceback", "INSERT", "a2a_tasks", ".py")
 
@@ -41,9 +41,8 @@ async def test_a_locked_task_database_gives_the_caller_a_reference_not_sql(
     make_settings: Callable[..., Settings], caplog: pytest.LogCaptureFixture,
 ) -> None:
     settings = make_settings()
-    graph = build_agent(settings, scripted_setup(["hello"], default="hello"), name="argocd",
-                        checkpointer=InMemorySaver())
-    agent = ServedAgent("argocd", "Argo CD agent for tests.", graph, [])
+    factory = AgentFactory(settings, scripted_setup(["hello"], default="hello"), InMemorySaver())
+    agent = factory.build(Toolkit(name="argocd", prompt=""), "Argo CD agent for tests.")
     headers = {"A2A-Version": "1.0"}
     async with serve_agents(agent, settings=settings) as (url, _), \
             httpx.AsyncClient(timeout=60) as http:

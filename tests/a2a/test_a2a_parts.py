@@ -6,13 +6,14 @@ from collections.abc import Callable
 
 import pytest
 
-from pilothouse.a2a.budget import fit_to_budget, with_answer_budget
-from pilothouse.a2a.decisions import describe_interrupt, format_decision, parse_decision
+from pilothouse.a2a.decisions import format_decision, parse_decision
 from pilothouse.a2a.remote import context_id
 from pilothouse.a2a.store import task_database_url
 from pilothouse.config import Settings
 from pilothouse.errors import ConfigurationError
 from pilothouse.models.registry import ModelSetup
+from pilothouse.runtime.answer_budget import fit_to_budget, with_answer_budget
+from pilothouse.runtime.subagent import describe_interrupt
 
 
 @pytest.mark.parametrize(("text", "decision"), [

@@ -20,10 +20,11 @@ from langchain.agents.middleware.human_in_the_loop import InterruptOnConfig
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from pilothouse.a2a.server import ServedAgent
+from pilothouse.agents.factory import AgentFactory
+from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
-from pilothouse.runtime.builder import build_agent
+from pilothouse.runtime.handle import AgentHandle
 from pilothouse.testing.scripted_model import tool_call
 
 
@@ -39,12 +40,13 @@ def restart_app(name: str) -> str:
     return f"{name} restarted"
 
 
-def served(settings: Settings, setup: ModelSetup, *, approvals: bool = False) -> ServedAgent:
+def served(settings: Settings, setup: ModelSetup, *, approvals: bool = False) -> AgentHandle:
     gates = {"restart_app": InterruptOnConfig(allowed_decisions=["approve", "reject"],
                                               description="Restart this application?")}
-    graph = build_agent(settings, setup, tools=[list_apps, restart_app], name="argocd",
-                        checkpointer=InMemorySaver(), approvals=gates if approvals else None)
-    return ServedAgent("argocd", "Argo CD agent for tests.", graph, [list_apps, restart_app])
+    toolkit = Toolkit(name="argocd", prompt="", tools=[list_apps, restart_app],
+                      approvals=gates if approvals else {})
+    return AgentFactory(settings, setup, InMemorySaver()).build(toolkit,
+                                                                "Argo CD agent for tests.")
 
 
 async def test_card_lists_one_skill_per_tool_at_both_well_known_paths(

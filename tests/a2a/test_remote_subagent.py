@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import Callable
+from typing import Any
 
 from a2a.types.a2a_pb2 import ListTasksRequest, TaskState
 from a2a_harness import ServeAgents, a2a_client
@@ -13,10 +14,11 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.a2a.remote import RemoteSubAgent, context_id
-from pilothouse.a2a.server import ServedAgent
+from pilothouse.agents.factory import AgentFactory
+from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
-from pilothouse.runtime.builder import build_agent
+from pilothouse.runtime.handle import AgentHandle
 from pilothouse.testing.scripted_model import tool_call
 
 
@@ -32,10 +34,10 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def agent(settings: Settings, setup: ModelSetup, **kwargs: object) -> ServedAgent:
-    graph = build_agent(settings, setup, name="argocd", checkpointer=InMemorySaver(),
-                        **kwargs)  # type: ignore[arg-type]
-    return ServedAgent("argocd", "Argo CD agent for tests.", graph)
+def agent(settings: Settings, setup: ModelSetup, **kwargs: Any) -> AgentHandle:
+    toolkit = Toolkit(name="argocd", prompt="", **kwargs)
+    return AgentFactory(settings, setup, InMemorySaver()).build(toolkit,
+                                                                "Argo CD agent for tests.")
 
 
 async def test_an_agent_that_is_down_is_reported_then_picked_up_when_it_comes_up(

@@ -20,17 +20,24 @@ from pilothouse.models.registry import ModelSetup
 def test_agents_to_run_defaults_to_local_specialists_plus_the_supervisor(
     make_settings: Callable[..., Settings],
 ) -> None:
-    settings = make_settings(ARGOCD_URL="http://argocd.example")
-    topology = Topology.from_env(settings, {
-        "GITHUB_TOKEN": "t", "PILOTHOUSE_AGENTS_GITHUB_URL": "http://github:8080/a2a/github"})
+    settings = make_settings(
+        ARGOCD_URL="http://argocd.example", GITHUB_TOKEN="t", PILOTHOUSE_AGENTS_TIMEOUT="30",
+        PILOTHOUSE_AGENTS_GITHUB_URL="http://github:8080/a2a/github",
+        PILOTHOUSE_AGENTS_GITHUB_KEY="supervisor-key")
+    topology = Topology.from_settings(settings)
 
     assert topology.urls == {"github": "http://github:8080/a2a/github"}
+    assert topology.keys == {"github": "supervisor-key"} and topology.timeout_seconds == 30
+    assert topology.configured == {"argocd", "github"}  # no PILOTHOUSE_WORKSPACE: no devops
     assert agents_to_run(None, topology) == ["argocd", "supervisor"]  # github is remote
     assert agents_to_run(["github", "github"], topology) == ["github"]
+    assert "supervisor-key" not in repr(settings) and "supervisor-key" in settings.secret_values()
     with pytest.raises(ConfigurationError, match="Unknown agent"):
         agents_to_run(["jenkins"], topology)
     with pytest.raises(ConfigurationError, match="not an http"):
-        Topology.from_env(settings, {"PILOTHOUSE_AGENTS_ARGOCD_URL": "argocd:8080"})
+        make_settings(PILOTHOUSE_AGENTS_ARGOCD_URL="argocd:8080")
+    with pytest.raises(ConfigurationError, match="JENKINS_URL names no agent"):
+        Topology.from_settings(make_settings(PILOTHOUSE_AGENTS_JENKINS_URL="http://j:8080"))
 
 
 async def test_serve_puts_the_rest_api_at_the_root_and_a2a_beside_it(

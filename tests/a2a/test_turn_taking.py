@@ -9,12 +9,11 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from pilothouse.a2a.namespaces import subagent_thread
-from pilothouse.a2a.subagent import InProcessSubAgent
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.builder import build_agent
 from pilothouse.runtime.session import Conversation
+from pilothouse.runtime.subagent import InProcessSubAgent, subagent_thread
 from pilothouse.runtime.turn_locks import ConversationBusy, TurnLocks
 
 

@@ -12,9 +12,9 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.agents.argocd import open_argocd_toolkit
+from pilothouse.agents.factory import AgentFactory
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
-from pilothouse.runtime.builder import build_agent
 from pilothouse.runtime.session import Conversation, Event
 from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
 from pilothouse.testing.scripted_model import tool_call
@@ -47,9 +47,7 @@ async def test_inventory_question_pages_through_the_real_server(
                            window=32_000, settings=settings)
     async with open_argocd_toolkit(settings) as toolkit:
         assert "sync_application" not in {t.name for t in toolkit.tools}, "read-only default"
-        graph = build_agent(settings, setup, tools=toolkit.tools, system_prompt=toolkit.prompt,
-                            checkpointer=InMemorySaver(), approvals=toolkit.approvals,
-                            after_approval=toolkit.after_approval)
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
         events = await run(graph, "List all ArgoCD applications")
 
     assert [e.text for e in events if e.kind == "answer"] == [
@@ -74,10 +72,7 @@ async def test_real_sync_waits_for_approval_and_the_model_cannot_approve_itself(
         # The model claims approval itself; only the person's decision may count.
         sync = tool_call("sync_application", name=app, dry_run=False, approved=True)
         setup = scripted_setup([sync, "Done."], window=32_000, settings=settings)
-        graph = build_agent(settings, setup, tools=toolkit.tools, system_prompt=toolkit.prompt,
-                            checkpointer=InMemorySaver(), approvals=toolkit.approvals,
-                            after_approval=toolkit.after_approval,
-                            extra_middleware=toolkit.extra_middleware)
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
         conversation = Conversation(graph, f"sync-{decision}")
 
         first = [e async for e in conversation.ask(f"sync {app}")]

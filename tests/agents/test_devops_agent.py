@@ -12,9 +12,9 @@ from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.agents.devops import open_devops_toolkit
+from pilothouse.agents.factory import AgentFactory
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
-from pilothouse.runtime.builder import build_agent
 from pilothouse.runtime.session import Conversation, Event
 from pilothouse.testing.scripted_model import tool_call
 from pilothouse.tools.shell import check_command
@@ -33,10 +33,7 @@ def settings_for(make_settings: Callable[..., Settings], workspace: Path) -> Set
 
 
 async def build(settings: Settings, setup: ModelSetup, toolkit: Any) -> Any:
-    return build_agent(settings, setup, tools=toolkit.tools, system_prompt=toolkit.prompt,
-                       checkpointer=InMemorySaver(), approvals=toolkit.approvals,
-                       after_approval=toolkit.after_approval,
-                       extra_middleware=toolkit.extra_middleware, planning=toolkit.planning)
+    return AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
 
 
 async def last_result(conversation: Conversation) -> dict[str, Any]:

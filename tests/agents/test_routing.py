@@ -3,26 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from pilothouse.a2a.subagent import InProcessSubAgent
+from pilothouse.agents.factory import AgentFactory
 from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter
-from pilothouse.agents.supervisor import build_supervisor
+from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
-from pilothouse.runtime.builder import build_agent
 from pilothouse.runtime.session import Conversation
+from pilothouse.runtime.subagent import InProcessSubAgent
 from pilothouse.testing.scripted_model import tool_call
 
 
 def answering_agents(settings: Settings,
                      scripted_setup: Callable[..., ModelSetup]) -> list[InProcessSubAgent]:
     """The three specialists, each answering "<name> answered."."""
-    return [InProcessSubAgent(name, f"{name}.", build_agent(
-        settings, scripted_setup([f"{name} answered."]), name=name, checkpointer=InMemorySaver()))
-        for name in ("argocd", "github", "devops")]
+    return [InProcessSubAgent(name, f"{name}.", specialist(settings, scripted_setup(
+        [f"{name} answered."]), name)) for name in ("argocd", "github", "devops")]
+
+
+def specialist(settings: Settings, setup: ModelSetup, name: str) -> Any:
+    """A specialist without tools, from the factory."""
+    factory = AgentFactory(settings, setup, InMemorySaver())
+    return factory.build(Toolkit(name=name, prompt="")).graph
 
 
 def test_a_question_names_the_agents_of_its_domain_words() -> None:
@@ -47,7 +53,7 @@ async def test_the_first_call_sees_only_the_named_agents_and_later_calls_see_all
          "type": "tool_call"} for name in ("argocd", "devops")])
     setup = scripted_setup([tool_call("ask_github", question="PRs waiting for review?"), both,
                             "Both say hello."])
-    supervisor = build_supervisor(settings, setup, agents, checkpointer=InMemorySaver())
+    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
     conversation = Conversation(supervisor.graph, "r-1")
 
     first = [e async for e in conversation.ask("Which PRs wait for review?")]
@@ -70,11 +76,10 @@ async def test_a_failed_only_agent_goes_to_the_model_which_says_what_is_missing(
 ) -> None:
     settings = make_settings()
     broken = scripted_setup([RuntimeError("Connection refused by the model server")])
-    agents = [InProcessSubAgent("argocd", "Argo CD.", build_agent(
-        settings, broken, name="argocd", checkpointer=InMemorySaver()))]
+    agents = [InProcessSubAgent("argocd", "Argo CD.", specialist(settings, broken, "argocd"))]
     setup = scripted_setup([tool_call("ask_argocd", question="apps?"),
                             "The Argo CD part is missing: its agent could not reach its model."])
-    supervisor = build_supervisor(settings, setup, agents, checkpointer=InMemorySaver())
+    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
 
     events = [e async for e in Conversation(supervisor.graph, "r-2").ask("which apps?")]
 
@@ -92,7 +97,7 @@ async def test_a_question_naming_two_domains_asks_both_agents_one_after_the_othe
     setup = scripted_setup([tool_call("ask_argocd", question="Is payments-api Degraded?"),
                             tool_call("ask_github", question="Is its CI workflow failing?"),
                             "payments-api is Degraded and its CI fails."])
-    supervisor = build_supervisor(settings, setup, agents, checkpointer=InMemorySaver())
+    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
 
     events = [e async for e in Conversation(supervisor.graph, "r-3").ask(
         "Is payments-api Degraded, and is its CI workflow failing?")]

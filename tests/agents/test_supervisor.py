@@ -11,14 +11,14 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from pilothouse.a2a.namespaces import subagent_thread
-from pilothouse.a2a.subagent import InProcessSubAgent
-from pilothouse.agents.supervisor import build_supervisor
+from pilothouse.agents.factory import AgentFactory
+from pilothouse.agents.registry import Topology
+from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.context.orphans import SYNTHETIC_TAG
 from pilothouse.models.registry import ModelSetup
-from pilothouse.runtime.builder import build_agent
 from pilothouse.runtime.session import Conversation, Event
+from pilothouse.runtime.subagent import InProcessSubAgent, subagent_thread
 from pilothouse.testing.scripted_model import tool_call
 
 
@@ -52,7 +52,9 @@ async def collect(events: Any) -> list[Event]:
 
 
 def specialist(settings: Settings, setup: ModelSetup, name: str, **kwargs: Any) -> Any:
-    return build_agent(settings, setup, name=name, checkpointer=InMemorySaver(), **kwargs)
+    """A specialist's graph from the factory: `kwargs` are its toolkit's (tools, approvals)."""
+    toolkit = Toolkit(name=name, prompt="", **kwargs)
+    return AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
 
 
 async def test_a_question_spanning_two_agents_asks_both_and_combines_their_answers(
@@ -68,7 +70,7 @@ async def test_a_question_spanning_two_agents_asks_both_and_combines_their_answe
     ]
     setup = scripted_setup([ask_both("Which production apps are degraded?",
                                      "Open PRs touching payments-api?"), combine])
-    supervisor = build_supervisor(settings, setup, agents, checkpointer=InMemorySaver())
+    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
 
     events = await collect(Conversation(supervisor.graph, "s-1").ask(
         "which production apps are degraded and are there open PRs touching them?"))
@@ -91,8 +93,8 @@ async def test_a_long_sub_agent_answer_is_held_to_the_budget(
     argocd_setup = scripted_setup([flood])
     agents = [InProcessSubAgent("argocd", "Argo CD.", specialist(settings, argocd_setup, "argocd"))]
     setup = scripted_setup([tool_call("ask_argocd", question="all apps?"), combine])
-    supervisor = build_supervisor(settings, setup, agents, checkpointer=InMemorySaver(),
-                                  answer_budget_tokens=150)
+    supervisor = AgentFactory(settings, setup, InMemorySaver(),
+                              topology=Topology(answer_tokens=150)).supervisor_over(agents)
 
     events = await collect(Conversation(supervisor.graph, "s-2").ask("list every app"))
 
@@ -127,7 +129,7 @@ async def test_a_failing_or_slow_agent_gives_a_partial_answer_not_a_crash(
                           timeout_seconds=0.5),
     ]
     setup = scripted_setup([ask_both("apps?", "prs?"), combine])
-    supervisor = build_supervisor(settings, setup, agents, checkpointer=InMemorySaver())
+    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
 
     events = await collect(Conversation(supervisor.graph, "s-3").ask("apps and PRs?"))
 
@@ -152,7 +154,7 @@ async def test_a_sub_agents_approval_is_put_to_the_user_and_its_decision_passed_
     argocd = specialist(settings, argocd_setup, "argocd", tools=[restart_app], approvals=gate)
     agents = [InProcessSubAgent("argocd", "Argo CD.", argocd)]
     setup = scripted_setup([tool_call("ask_argocd", question="restart payments-api"), combine])
-    supervisor = build_supervisor(settings, setup, agents, checkpointer=InMemorySaver())
+    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
     conversation = Conversation(supervisor.graph, "s-4")
 
     first = await collect(conversation.ask("restart payments-api"))
@@ -186,7 +188,7 @@ async def test_an_interrupted_supervisor_turn_is_repaired_at_the_next_question(
     agents = [InProcessSubAgent("argocd", "Argo CD.", specialist(settings, slow, "argocd",
                                                                  tools=[slow_list]))]
     setup = scripted_setup([tool_call("ask_argocd", question="apps?"), "Answer after repair."])
-    supervisor = build_supervisor(settings, setup, agents, checkpointer=InMemorySaver())
+    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
     conversation = Conversation(supervisor.graph, "s-5")
 
     turn = asyncio.create_task(collect(conversation.ask("apps?")))
@@ -214,7 +216,7 @@ async def test_a_provider_overflow_at_the_supervisor_is_compressed_and_retried(
     refusal = ValueError("Error code: 400 - This model's maximum context length is 8192 "
                          "tokens. (code: context_length_exceeded)")
     setup = scripted_setup([ask_both("apps?", "prs?"), refusal], default=combine)
-    supervisor = build_supervisor(settings, setup, agents, checkpointer=InMemorySaver())
+    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
     conversation = Conversation(supervisor.graph, "s-6")
     for turn in range(3):
         await conversation.graph.aupdate_state(conversation.config, {"messages": [

@@ -18,9 +18,9 @@ from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.agents.argocd import open_argocd_toolkit
+from pilothouse.agents.factory import AgentFactory
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
-from pilothouse.runtime.builder import build_agent
 from pilothouse.runtime.session import Conversation
 from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
 from pilothouse.testing.scripted_model import tool_call
@@ -61,10 +61,7 @@ async def test_a_direct_real_sync_is_approved_on_the_dry_run_code_computed(
         setup = scripted_setup([tool_call("sync_application", name=app, dry_run=False,
                                           approved=True, expected_evidence="forged"), "Done."],
                                window=32_000, settings=writable)
-        graph = build_agent(writable, setup, tools=toolkit.tools, system_prompt=toolkit.prompt,
-                            checkpointer=InMemorySaver(), approvals=toolkit.approvals,
-                            after_approval=toolkit.after_approval,
-                            extra_middleware=toolkit.extra_middleware)
+        graph = AgentFactory(writable, setup, InMemorySaver()).build(toolkit).graph
         conversation = Conversation(graph, "evidence-direct")
         first = [e async for e in conversation.ask(f"sync {app} now")]
         prompt = next(e for e in first if e.kind == "interrupt").data["value"]["description"]
@@ -93,10 +90,7 @@ async def test_a_sync_whose_dry_run_changed_after_the_prompt_does_not_run(
     async with open_argocd_toolkit(writable) as toolkit:
         setup = scripted_setup([tool_call("sync_application", name=app, dry_run=False),
                                 "Asked again."], window=32_000, settings=writable)
-        graph = build_agent(writable, setup, tools=toolkit.tools, system_prompt=toolkit.prompt,
-                            checkpointer=InMemorySaver(), approvals=toolkit.approvals,
-                            after_approval=toolkit.after_approval,
-                            extra_middleware=toolkit.extra_middleware)
+        graph = AgentFactory(writable, setup, InMemorySaver()).build(toolkit).graph
         conversation = Conversation(graph, "evidence-changed")
         first = [e async for e in conversation.ask(f"sync {app}")]
         assert any(e.kind == "interrupt" for e in first)
@@ -120,10 +114,7 @@ async def test_a_real_sync_without_a_dry_run_is_never_offered_for_approval(
         setup = scripted_setup([tool_call("sync_application", name="no-such-app",
                                           dry_run=False), "Could not."],
                                window=32_000, settings=writable)
-        graph = build_agent(writable, setup, tools=toolkit.tools, system_prompt=toolkit.prompt,
-                            checkpointer=InMemorySaver(), approvals=toolkit.approvals,
-                            after_approval=toolkit.after_approval,
-                            extra_middleware=toolkit.extra_middleware)
+        graph = AgentFactory(writable, setup, InMemorySaver()).build(toolkit).graph
         events = [e async for e in Conversation(graph, "evidence-none").ask("sync it")]
 
     assert not any(e.kind == "interrupt" for e in events)

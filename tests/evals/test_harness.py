@@ -19,11 +19,11 @@ from pilothouse.config import Settings
 from pilothouse.evals.cases import CATEGORIES, Case, Turn, load_cases
 from pilothouse.evals.harness import RunOptions, run_evaluation
 from pilothouse.evals.judge import Judge
+from pilothouse.evals.oracle_model import OracleChatModel, OracleTurn
 from pilothouse.evals.report import load_results, markdown_report
 from pilothouse.evals.runner import CaseResult
 from pilothouse.models.registry import setup_model
 from pilothouse.models.tokens import TokenCounter, tiktoken_counter
-from pilothouse.testing.oracle_model import OracleChatModel, OracleTurn
 from pilothouse.testing.scripted_model import ScriptedChatModel
 
 REPO = Path(__file__).resolve().parents[2]

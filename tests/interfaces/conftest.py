@@ -18,12 +18,13 @@ from interfaces_support import (
 )
 from langchain_core.tools import BaseTool
 
-from pilothouse.agents.assistant import Assistant
+from pilothouse.agents.factory import AgentFactory
+from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.interfaces.api import create_api_app
 from pilothouse.models.registry import ModelSetup
-from pilothouse.runtime.builder import build_agent
 from pilothouse.runtime.checkpoint import open_checkpointer
+from pilothouse.runtime.handle import AgentHandle
 from pilothouse.testing.scripted_model import Step
 
 
@@ -40,12 +41,11 @@ def make_open_agent(
         setup = scripted_setup(steps, default=default)
 
         @asynccontextmanager
-        async def open_agent() -> AsyncIterator[Assistant]:
+        async def open_agent() -> AsyncIterator[AgentHandle]:
             async with open_checkpointer(settings) as checkpointer:
-                graph = build_agent(settings, setup, tools=tools, checkpointer=checkpointer,
-                                    approvals=APPROVALS, planning=planning, name="platform",
-                                    system_prompt="You help platform engineers.")
-                yield Assistant(graph, setup, list(tools), "platform")
+                toolkit = Toolkit(name="platform", prompt="You help platform engineers.",
+                                  tools=list(tools), approvals=APPROVALS, planning=planning)
+                yield AgentFactory(settings, setup, checkpointer).build(toolkit)
 
         return open_agent
 

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-import socket
-import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import httpx
-import uvicorn
 from fastapi import FastAPI
 from langchain.agents.middleware.human_in_the_loop import InterruptOnConfig
 from langchain_core.tools import tool
+
+from pilothouse.sandbox.serving import running_app
 
 APPLICATIONS = [
     {"name": "payments-api", "project": "payments", "health": "Degraded", "sync": "Synced"},
@@ -69,33 +68,9 @@ async def in_process(app: FastAPI, **headers: str) -> AsyncIterator[httpx.AsyncC
 
 @contextmanager
 def on_socket(app: FastAPI) -> Iterator[str]:
-    """Serve `app` with uvicorn on 127.0.0.1:<free port> in a thread; yields its base URL."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    # ws="none": importing websockets can warn, and warnings are errors in this suite.
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, ws="none",
-                                           log_level="warning", access_log=False))
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            server.run(sockets=[sock])
-        except BaseException as exc:
-            failure.append(exc)
-
-    thread = threading.Thread(target=run, name=f"api-{port}", daemon=True)
-    thread.start()
-    try:
-        while not server.started and thread.is_alive():
-            thread.join(0.01)
-        if failure or not server.started:
-            raise RuntimeError(f"the API server did not start: {failure[:1]}")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    """Serve `app` (its lifespan too) on 127.0.0.1:<free port> in a thread; yields its URL."""
+    with running_app(app, lifespan="on") as url:
+        yield url
 
 
 def parse_sse(text: str) -> list[dict[str, Any]]:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 import gc
 import json
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -21,13 +21,10 @@ from fastapi import FastAPI
 from interfaces_support import kinds, on_socket, parse_sse
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
-from pilothouse.agents.argocd import open_argocd_toolkit
-from pilothouse.agents.assistant import Assistant
+from pilothouse.agents.factory import open_configured_agent
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
 from pilothouse.observability.limits import resident_bytes
-from pilothouse.runtime.builder import build_agent
-from pilothouse.runtime.checkpoint import open_checkpointer
 from pilothouse.sandbox.argocd.server import running_sandbox
 from pilothouse.testing.scripted_model import tool_call
 
@@ -55,14 +52,7 @@ async def test_two_hundred_questions_keep_memory_flat_and_never_fail(
                                        argocd_url=sandbox.url, argocd_token=sandbox.token)
         setup = scripted_setup([], default=step, window=16_000, settings=settings)
 
-        @asynccontextmanager
-        async def open_agent() -> AsyncIterator[Assistant]:
-            async with open_checkpointer(settings) as saver, \
-                    open_argocd_toolkit(settings) as toolkit:
-                graph = build_agent(settings, setup, tools=toolkit.tools, checkpointer=saver,
-                                    system_prompt=toolkit.prompt, name="argocd")
-                yield Assistant(graph, setup, toolkit.tools, "argocd")
-
+        open_agent = partial(open_configured_agent, settings, agent="argocd", model=setup)
         app = make_app(open_agent, api_keys=["soak=soak-key", "other=other-key"])
         answers: list[str] = []
         baseline = 0

@@ -15,7 +15,7 @@ from pilothouse.config import Settings
 from pilothouse.errors import ResourceExhaustedError
 from pilothouse.models.registry import ModelSetup
 from pilothouse.observability import metrics
-from pilothouse.observability.limits import GIB, MIB, resident_bytes
+from pilothouse.observability.limits import resident_bytes
 from pilothouse.observability.memory import (
     MemoryBudget,
     MemoryGuardMiddleware,
@@ -24,6 +24,7 @@ from pilothouse.observability.memory import (
 )
 from pilothouse.runtime.builder import build_agent
 from pilothouse.runtime.session import Conversation
+from pilothouse.sizes import GIB, MIB
 from pilothouse.testing.scripted_model import ScriptedChatModel, tool_call
 
 

@@ -9,15 +9,12 @@ import pytest
 
 from pilothouse.errors import ConfigurationError
 from pilothouse.observability.limits import (
-    GIB,
-    MIB,
     detect_memory_limit,
-    format_bytes,
-    parse_memory_size,
     peak_resident_bytes,
     resident_bytes,
     total_ram,
 )
+from pilothouse.sizes import GIB, MIB, format_bytes, parse_memory_size
 
 V1_UNLIMITED = "9223372036854771712"
 

@@ -7,7 +7,6 @@ client writes one.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -39,26 +38,3 @@ def format_decision(decision: dict[str, Any]) -> str:
     if decision.get("type") == "reject":
         return f"reject: {decision.get('message') or 'Rejected by the user.'}"
     raise ValueError(f"only approve and reject travel as text, not {decision.get('type')!r}")
-
-
-def describe_interrupt(value: Any) -> str:
-    """One line per action awaiting approval, from a human-in-the-loop interrupt value.
-
-    Reads both shapes of LangChain's gate: one action per interrupt (`interrupt_mode=
-    "per_call"`: name, args, description) and a batch (`action_requests`).
-    """
-    requests: list[dict[str, Any]] | None = None
-    if isinstance(value, dict) and "name" in value and "args" in value:
-        requests = [value]
-    elif isinstance(value, dict):
-        requests = value.get("action_requests")
-    if not requests:
-        return f"Approval needed: {json.dumps(value, default=str)[:400]}"
-    lines = []
-    for request in requests:
-        args = json.dumps(request.get("args", {}), default=str)
-        if len(args) > 300:
-            args = args[:297] + "..."
-        description = request.get("description") or "Run this action?"
-        lines.append(f"{description} {request.get('name', 'action')}({args})")
-    return "\n".join(lines)

@@ -28,16 +28,14 @@ from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
 from a2a.types.a2a_pb2 import Message, TaskState
 from a2a.utils.errors import UnsupportedOperationError
-from langchain_core.messages import RemoveMessage
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.graph.state import CompiledStateGraph
 
-from pilothouse.a2a.budget import BUDGET_METADATA_KEY, with_answer_budget
-from pilothouse.a2a.decisions import REPLY_HINT, describe_interrupt, parse_decision
+from pilothouse.a2a.decisions import REPLY_HINT, parse_decision
 from pilothouse.a2a.namespaces import a2a_thread, caller_name
 from pilothouse.a2a.publisher import TaskPublisher
-from pilothouse.context.orphans import repair_tool_pairs
+from pilothouse.runtime.answer_budget import BUDGET_METADATA_KEY, with_answer_budget
 from pilothouse.runtime.session import Conversation, Event
+from pilothouse.runtime.subagent import describe_interrupt, resolve_open_tool_calls
 from pilothouse.runtime.turn_locks import ConversationBusy, TurnLease, TurnLocks
 
 log = logging.getLogger("pilothouse.a2a")
@@ -50,16 +48,6 @@ def busy_error(context_id: str) -> UnsupportedOperationError:
     return UnsupportedOperationError(
         message=f"Conversation {context_id} is busy with another turn; retry after the "
                 "current turn ends.")
-
-
-async def resolve_open_tool_calls(conversation: Conversation) -> int:
-    """Give every tool call without a result its synthetic result; return how many."""
-    history = await conversation.history()
-    repaired, added, _ = repair_tool_pairs(history)
-    if added:
-        await conversation.graph.aupdate_state(
-            conversation.config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]})
-    return added
 
 
 class ConversationExecutor(AgentExecutor):

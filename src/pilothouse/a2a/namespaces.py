@@ -5,7 +5,8 @@ Agents of one process share one checkpointer, so a thread id must say who may re
 - `a2a:<caller>:<agent>:<context id>`: an A2A context of one caller (an API key's identity)
   with one agent. Two callers who pick the same context id get two conversations.
 - `sub:<agent>:<parent thread>`: the conversation a supervisor holds with one of its
-  in-process sub-agents on behalf of its own thread. Nobody outside can address it.
+  in-process sub-agents on behalf of its own thread (`runtime.subagent.subagent_thread`).
+  Nobody outside can address it.
 
 REST conversations keep the ids they were created with; these prefixes are refused there.
 """
@@ -14,8 +15,9 @@ from __future__ import annotations
 
 from a2a.server.context import ServerCallContext
 
+from pilothouse.runtime.subagent import SUBAGENT_PREFIX
+
 A2A_PREFIX = "a2a:"
-SUBAGENT_PREFIX = "sub:"
 RESERVED_PREFIXES = (A2A_PREFIX, SUBAGENT_PREFIX)
 #: The identity of a caller on this machine when no API key is configured.
 ANONYMOUS = "local"
@@ -24,11 +26,6 @@ ANONYMOUS = "local"
 def a2a_thread(caller: str, agent: str, context_id: str) -> str:
     """The thread of `caller`'s A2A context `context_id` with `agent`."""
     return f"{A2A_PREFIX}{caller}:{agent}:{context_id}"
-
-
-def subagent_thread(agent: str, parent_thread: str) -> str:
-    """The thread of sub-agent `agent` working for the supervisor thread `parent_thread`."""
-    return f"{SUBAGENT_PREFIX}{agent}:{parent_thread}"
 
 
 def is_reserved(thread_id: str) -> bool:

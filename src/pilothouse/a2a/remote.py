@@ -31,10 +31,10 @@ from a2a.types.a2a_pb2 import (
 from a2a.utils.constants import TransportProtocol
 from a2a.utils.errors import A2AError
 
-from pilothouse.a2a.budget import BUDGET_METADATA_KEY
 from pilothouse.a2a.card import rebase_card
 from pilothouse.a2a.decisions import format_decision
-from pilothouse.a2a.subagent import SubAgentReply, unavailable
+from pilothouse.runtime.answer_budget import BUDGET_METADATA_KEY
+from pilothouse.runtime.subagent import SubAgentReply, unavailable
 
 log = logging.getLogger("pilothouse.a2a")
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from a2a.server.routes import (
     create_agent_card_routes,
@@ -24,8 +23,6 @@ from a2a.server.routes import (
     create_rest_routes,
 )
 from a2a.types.a2a_pb2 import AgentCard
-from langchain_core.tools import BaseTool
-from langgraph.graph.state import CompiledStateGraph
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -40,24 +37,15 @@ from pilothouse.a2a.namespaces import caller_name
 from pilothouse.a2a.publisher import install_queue_log_filter
 from pilothouse.a2a.store import agent_task_store
 from pilothouse.errors import error_body
+from pilothouse.runtime.handle import AgentHandle
 from pilothouse.runtime.turn_locks import TurnLocks
-
-
-@dataclass
-class ServedAgent:
-    """An opened agent graph and what its card says about it."""
-
-    name: str
-    description: str
-    graph: CompiledStateGraph[Any, Any, Any, Any]
-    tools: list[BaseTool] = field(default_factory=list)
 
 
 @dataclass
 class AgentEndpoint:
     """One agent's A2A surface: card, executor, request handler and routes."""
 
-    agent: ServedAgent
+    agent: AgentHandle
     path: str
     card: AgentCard
     executor: ConversationExecutor
@@ -69,7 +57,7 @@ def agent_path(name: str) -> str:
     return f"/a2a/{name}"
 
 
-async def agent_endpoint(agent: ServedAgent, engine: AsyncEngine, public_url: str, *,
+async def agent_endpoint(agent: AgentHandle, engine: AsyncEngine, public_url: str, *,
                          locks: TurnLocks | None = None, requires_key: bool = False,
                          ) -> AgentEndpoint:
     """The endpoint of `agent`, its tasks kept in its own table of `engine`'s database.

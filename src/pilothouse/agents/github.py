@@ -12,8 +12,11 @@ from pilothouse.agents.github_prompt import GITHUB_SYSTEM_PROMPT
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.runtime.tool_first import ToolFirstMiddleware
-from pilothouse.tools.github.cli import github_connection
-from pilothouse.tools.github.connection import GitHubConnection, stdio_parameters
+from pilothouse.tools.github.connection import (
+    GitHubConnection,
+    github_connection,
+    stdio_parameters,
+)
 from pilothouse.tools.mcp_connect import open_mcp_tools
 
 

@@ -4,30 +4,27 @@ Its tools are the sub-agents, one `ask_<name>` each, over the `SubAgent` interfa
 or A2A). Each answer is held to a token budget measured with the supervisor's own counter, so
 one agent cannot flood its context; an agent that is down or slow comes back as an error result
 naming it, and the supervisor answers the rest. An approval a sub-agent asks for becomes the
-supervisor's own interrupt, so the person answers it where they asked. The graph comes from
-`build_agent`: orphan repair, overflow recovery and every other context layer included.
+supervisor's own interrupt, so the person answers it where they asked. This module says what
+the supervisor is (tools, prompt, routing); `AgentFactory` builds its graph with every layer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
-from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Checkpointer, interrupt
+from langgraph.types import interrupt
 from pydantic import BaseModel, Field
 
-from pilothouse.a2a.budget import fit_to_budget
-from pilothouse.a2a.subagent import SubAgent, SubAgentReply
 from pilothouse.agents.passthrough import ANOTHER_APPROVAL, SingleAnswerMiddleware
 from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter, RoutingHintMiddleware
-from pilothouse.config import Settings
+from pilothouse.agents.toolkit import Toolkit
 from pilothouse.models.registry import ModelSetup
 from pilothouse.models.tokens import TokenCounter
-from pilothouse.runtime.builder import build_agent
+from pilothouse.runtime.answer_budget import fit_to_budget
+from pilothouse.runtime.subagent import SubAgent, SubAgentReply
 
 SUPERVISOR_PROMPT = """\
 You are the supervisor of Pilothouse, a team of agents for platform engineers. You have no \
@@ -106,38 +103,32 @@ def supervisor_prompt(agents: Sequence[SubAgent]) -> str:
     return SUPERVISOR_PROMPT.format(agents=lines or "(no agents are configured)")
 
 
-@dataclass
-class Supervisor:
-    """The supervisor graph and its `ask_<agent>` tools."""
-
-    graph: CompiledStateGraph[Any, Any, Any, Any]
-    tools: list[BaseTool]
+SUPERVISOR = "supervisor"
+SUPERVISOR_DESCRIPTION = ("Pilothouse supervisor: routes platform questions to the Argo CD, "
+                          "GitHub and DevOps agents and combines their answers.")
 
 
-def build_supervisor(
-    settings: Settings,
+def supervisor_toolkit(
     model: ModelSetup,
     agents: Sequence[SubAgent],
     *,
-    checkpointer: Checkpointer | None = None,
     answer_budget_tokens: int | None = None,
     subagent_timeout_seconds: float = 180.0,
-) -> Supervisor:
-    """The supervisor over `agents`.
+) -> Toolkit:
+    """The supervisor's equipment over `agents`: one `ask_<agent>` tool each, and routing.
 
     The answer budget defaults to a tenth of the window per agent: three agents answering at
     once still leave most of the window for the conversation.
     """
     budget = answer_budget_tokens or max(256, model.window.tokens // 10)
     tools = [subagent_tool(a, counter=model.counter, budget_tokens=budget) for a in agents]
-    # The sub-agent's own timeout must fire first: its message names the agent.
-    timeouts = {t.name: subagent_timeout_seconds + 30 for t in tools}
     # A question that names a domain is asked of its agents: left free, the local model
     # answered "the argocd agent is unavailable" without asking (pilothouse eval). One that
     # names none ("what was the ticket I gave you?") may be answered from the conversation.
     router = DomainRouter({a.name: DOMAIN_WORDS.get(a.name, ()) for a in agents})
     routing = [RoutingHintMiddleware(router), SingleAnswerMiddleware()] if tools else []
-    graph = build_agent(settings, model, tools=tools, system_prompt=supervisor_prompt(agents),
-                        checkpointer=checkpointer, name="supervisor", per_tool_timeouts=timeouts,
-                        extra_middleware=routing)
-    return Supervisor(graph, tools)
+    return Toolkit(
+        name=SUPERVISOR, prompt=supervisor_prompt(agents), tools=list(tools),
+        extra_middleware=list(routing),
+        # The sub-agent's own timeout must fire first: its message names the agent.
+        per_tool_timeouts={t.name: subagent_timeout_seconds + 30 for t in tools})

@@ -1,4 +1,4 @@
-"""What an agent brings to `build_agent`: its tools, prompt, approval gates and extra layers."""
+"""What an agent brings to the factory: its tools, prompt, approval gates and extra layers."""
 
 from __future__ import annotations
 
@@ -21,3 +21,5 @@ class Toolkit:
     after_approval: list[AgentMiddleware[Any, Any, Any]] = field(default_factory=list)
     extra_middleware: list[AgentMiddleware[Any, Any, Any]] = field(default_factory=list)
     planning: bool = False
+    #: Tools that may run longer than PILOTHOUSE_TOOL_TIMEOUT (seconds by tool name).
+    per_tool_timeouts: dict[str, float] = field(default_factory=dict)

@@ -21,7 +21,7 @@ from rich.progress import (
 from pilothouse.config import Settings
 from pilothouse.errors import PilothouseError, UserInputError
 from pilothouse.evals.cases import load_cases
-from pilothouse.interfaces.operations import operations
+from pilothouse.observability.operations import operations
 
 if TYPE_CHECKING:
     from pilothouse.evals.harness import RunOptions

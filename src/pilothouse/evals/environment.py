@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pilothouse.a2a.server import ServedAgent
-from pilothouse.agents.registry import SPECIALISTS, Topology, open_specialist, open_supervisor
+from pilothouse.agents.factory import open_agent_factory
+from pilothouse.agents.registry import SPECIALISTS, Topology
 from pilothouse.config import Settings
 from pilothouse.errors import ConfigurationError
 from pilothouse.models.registry import ModelSetup
-from pilothouse.runtime.checkpoint import open_checkpointer
+from pilothouse.runtime.handle import AgentHandle
 from pilothouse.runtime.planning import PlanningMiddleware
 from pilothouse.sandbox.argocd.fleet import FleetSpec, PlantedAnnotation
 from pilothouse.sandbox.argocd.server import running_sandbox
@@ -49,8 +49,8 @@ Progress = Callable[[str], None]
 class EvalWorld:
     """The opened world: the supervisor, each specialist's tool names, and the canary."""
 
-    supervisor: ServedAgent
-    specialists: dict[str, ServedAgent]
+    supervisor: AgentHandle
+    specialists: dict[str, AgentHandle]
     settings: Settings
     workspace: Path
     canary: Path
@@ -121,21 +121,22 @@ async def open_world(settings: Settings, model: ModelSetup, workspace_source: Pa
         github = sync_stack.enter_context(running_github_sandbox())
         eval_settings = world_settings(settings, root, workspace, argocd=argocd, github=github)
         async with AsyncExitStack() as stack:
-            checkpointer = await stack.enter_async_context(open_checkpointer(eval_settings))
-            specialists: dict[str, ServedAgent] = {}
+            # The agents `pilothouse serve` would run, built by the same factory.
+            topology = Topology(configured=frozenset(SPECIALISTS), timeout_seconds=agent_timeout)
+            factory = await stack.enter_async_context(
+                open_agent_factory(eval_settings, model=model, topology=topology))
+            specialists: dict[str, AgentHandle] = {}
             for name in SPECIALISTS:
                 say(f"Starting the {name} agent and its tool servers")
                 specialists[name] = await stack.enter_async_context(
-                    open_specialist(eval_settings, name, model, checkpointer))
-            topology = Topology(configured=frozenset(SPECIALISTS), timeout_seconds=agent_timeout)
-            supervisor = await stack.enter_async_context(
-                open_supervisor(eval_settings, model, checkpointer, topology, specialists))
+                    factory.open_specialist(name))
+            supervisor = await stack.enter_async_context(factory.open_supervisor(specialists))
             say("Indexing the workspace for code retrieval")
             await _index(specialists["devops"])
             yield EvalWorld(supervisor, specialists, eval_settings, workspace, canary)
 
 
-async def _index(devops: ServedAgent) -> None:
+async def _index(devops: AgentHandle) -> None:
     """Index the workspace through the RAG server's own tool, as an agent would."""
     tool = next((t for t in devops.tools if t.name == "index_directory"), None)
     if tool is None:

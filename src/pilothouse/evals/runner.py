@@ -17,7 +17,6 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from pilothouse.a2a.namespaces import subagent_thread
 from pilothouse.context.events import counting_actions
 from pilothouse.evals.cases import Case, Turn
 from pilothouse.evals.checks import Check, TurnOutcome, check_turn
@@ -25,6 +24,7 @@ from pilothouse.evals.environment import CANARY_TEXT, EvalWorld
 from pilothouse.evals.recorder import ModelRecorder, Usage
 from pilothouse.models.tokens import message_text
 from pilothouse.runtime.session import Conversation, Event
+from pilothouse.runtime.subagent import subagent_thread
 
 #: Approvals answered per turn before the harness gives up (a model re-proposing forever).
 MAX_APPROVALS = 3

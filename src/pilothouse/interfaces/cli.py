@@ -16,9 +16,9 @@ from pilothouse import __version__
 from pilothouse.config import PROVIDERS, Settings
 from pilothouse.errors import PilothouseError
 from pilothouse.evals.cli import eval_command
-from pilothouse.interfaces.operations import operations
 from pilothouse.interfaces.render import EventPrinter, progress_bar
 from pilothouse.interfaces.serve import serve_command
+from pilothouse.observability.operations import operations
 from pilothouse.runtime.session import Conversation, event_as_json
 from pilothouse.sandbox.argocd.cli import sandbox_cli as argocd_sandbox_cli
 from pilothouse.sandbox.github.cli import sandbox_cli as github_sandbox_cli
@@ -79,21 +79,24 @@ def fail(error: PilothouseError, code: int = 1) -> NoReturn:
 
 
 AgentOption = Annotated[str, typer.Option(
-    "--agent", help="auto (Argo CD when ARGOCD_URL is set), argocd or devops.")]
+    "--agent", help="auto (Argo CD when ARGOCD_URL is set, else a general assistant), "
+                    "argocd, github, devops, or supervisor (over every configured agent).")]
 
 
 async def _ask(settings: Settings, question: str, thread: str, as_json: bool,
                agent: str = "auto") -> int:
-    from pilothouse.agents.assistant import open_assistant
+    from pilothouse.agents.factory import open_configured_agent
 
     printer = EventPrinter(out, err, as_json=as_json)
     with progress_bar(err) as progress:
-        async with open_assistant(settings, progress=progress, agent=agent) as assistant:
+        async with open_configured_agent(settings, agent=agent, progress=progress) as assistant:
             conversation = Conversation(assistant.graph, thread, assistant.name)
             failed = False
             async for event in conversation.ask(question):
                 if as_json:
-                    out.print(event_as_json(event), markup=False, highlight=False)
+                    # One line per event, however narrow the terminal (or none, in a pipe).
+                    out.print(event_as_json(event), markup=False, highlight=False,
+                              soft_wrap=True)
                 else:
                     printer.show(event)
                 failed = failed or event.kind == "error"
@@ -121,11 +124,11 @@ def ask(
 
 
 async def _chat(settings: Settings, thread: str, agent: str) -> None:
-    from pilothouse.agents.assistant import open_assistant
+    from pilothouse.agents.factory import open_configured_agent
 
     printer = EventPrinter(out, err, as_json=False)
     with progress_bar(err) as progress:
-        async with open_assistant(settings, progress=progress, agent=agent) as assistant:
+        async with open_configured_agent(settings, agent=agent, progress=progress) as assistant:
             conversation = Conversation(assistant.graph, thread, assistant.name)
             err.print(f"[bold]Pilothouse[/] ({assistant.model.name}, window "
                       f"{assistant.model.window.tokens:,} tokens, {len(assistant.tools)} tools). "
@@ -170,6 +173,7 @@ def chat(
 @app.command()
 def tui(
     thread: Annotated[str | None, typer.Option(help="Open this conversation.")] = None,
+    agent: AgentOption = "auto",
 ) -> None:
     """Chat in the terminal UI: streaming answers, tool activity, approvals, conversations."""
     from pilothouse.interfaces.tui import run_tui
@@ -177,7 +181,7 @@ def tui(
     settings = load_settings()
     try:
         with operations(settings):
-            run_tui(settings, thread_id=thread)
+            run_tui(settings, thread_id=thread, agent=agent)
     except PilothouseError as error:
         fail(error)
 

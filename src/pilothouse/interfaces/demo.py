@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.rule import Rule
 
-from pilothouse.agents.assistant import open_assistant
+from pilothouse.agents.factory import open_configured_agent
 from pilothouse.config import Settings
 from pilothouse.interfaces.render import EventPrinter, progress_bar
 from pilothouse.runtime.session import Conversation
@@ -45,7 +45,7 @@ async def run_demo(settings: Settings, questions: list[str], out: Console, err: 
     printer = EventPrinter(out, err, as_json=False)
     failures = 0
     with _argocd_sandbox(settings, err) as demo_settings, progress_bar(err) as progress:
-        async with open_assistant(demo_settings, progress=progress) as assistant:
+        async with open_configured_agent(demo_settings, progress=progress) as assistant:
             if not questions:
                 questions = ARGOCD_QUESTIONS if assistant.tools else GENERAL_QUESTIONS
             err.print(f"Model: [bold]{assistant.model.name}[/] (window "

@@ -26,16 +26,10 @@ import uvicorn
 from rich.console import Console
 from starlette.applications import Starlette
 
-from pilothouse.a2a.server import AgentEndpoint, ServedAgent, a2a_app, agent_endpoint
+from pilothouse.a2a.server import AgentEndpoint, a2a_app, agent_endpoint
 from pilothouse.a2a.store import open_task_engine
-from pilothouse.agents.registry import (
-    AGENT_NAMES,
-    SUPERVISOR,
-    Topology,
-    open_specialist,
-    open_supervisor,
-    startup_failure,
-)
+from pilothouse.agents.factory import open_agent_factory
+from pilothouse.agents.registry import AGENT_NAMES, SUPERVISOR, Topology, startup_failure
 from pilothouse.config import Settings
 from pilothouse.errors import ConfigurationError, PilothouseError
 from pilothouse.interfaces.api.identity import KeyRing
@@ -45,8 +39,8 @@ from pilothouse.interfaces.api.security import (
     check_exposure,
 )
 from pilothouse.interfaces.listen import listening_socket
-from pilothouse.models.registry import ModelSetup, setup_model
-from pilothouse.runtime.checkpoint import open_checkpointer
+from pilothouse.models.registry import ModelSetup
+from pilothouse.runtime.handle import AgentHandle
 from pilothouse.runtime.turn_locks import TurnLocks
 
 log = logging.getLogger("pilothouse.serve")
@@ -61,17 +55,7 @@ class ServeApp:
     failed: dict[str, str]
 
 
-@dataclass
-class ApiAgent:
-    """The entry agent as the REST API and web UI expect it (graph, model, tools, name)."""
-
-    graph: Any
-    model: ModelSetup
-    tools: list[Any]
-    name: str
-
-
-def with_api(settings: Settings, a2a: Starlette, entry: ApiAgent, *, host: str,
+def with_api(settings: Settings, a2a: Starlette, entry: AgentHandle, *, host: str,
              keyring: KeyRing, locks: TurnLocks) -> Any:
     """The REST API and web UI at `/` over `entry`, the A2A routes behind them (and behind
     the API's authentication)."""
@@ -79,7 +63,7 @@ def with_api(settings: Settings, a2a: Starlette, entry: ApiAgent, *, host: str,
     from pilothouse.interfaces.api.server import registry_path
 
     @asynccontextmanager
-    async def open_agent() -> AsyncIterator[ApiAgent]:
+    async def open_agent() -> AsyncIterator[AgentHandle]:
         yield entry  # already open: the serve process owns its lifetime
 
     return create_api_app(open_agent, keyring=keyring, bind_host=host, locks=locks,
@@ -105,7 +89,8 @@ async def open_serve_app(
     topology: Topology | None = None, model: ModelSetup | None = None,
     api: bool = False, host: str = "127.0.0.1", api_keys: Sequence[str] | None = None,
 ) -> AsyncIterator[ServeApp]:
-    """Open the agents (tool servers, checkpointer, task store) and the app serving them.
+    """Open the agents (from the one `AgentFactory`: tool servers, checkpointer, memory
+    monitor), the task store, and the app serving them.
 
     A specialist that fails to start is left out with an error in the log when it was not
     asked for by name; asked for by name (`--agent`), its failure is fatal. With `api` the
@@ -117,19 +102,18 @@ async def open_serve_app(
                             settings.admin_keys)
     check_exposure(keyring, host)
     locks = TurnLocks()  # one turn per conversation, whichever door it comes in by
-    topology = topology or Topology.from_env(settings)
+    topology = topology or Topology.from_settings(settings)
     names = agents_to_run(agents, topology)
     async with AsyncExitStack() as stack:
-        model = model or setup_model(settings)
-        checkpointer = await stack.enter_async_context(open_checkpointer(settings))
-        await relax_sqlite_sync(checkpointer)
+        factory = await stack.enter_async_context(
+            open_agent_factory(settings, model=model, topology=topology))
+        await relax_sqlite_sync(factory.checkpointer)
         engine = await stack.enter_async_context(open_task_engine(settings))
-        served: dict[str, ServedAgent] = {}
+        served: dict[str, AgentHandle] = {}
         failed: dict[str, str] = {}
         for name in (n for n in names if n != SUPERVISOR):
             try:
-                served[name] = await stack.enter_async_context(
-                    open_specialist(settings, name, model, checkpointer))
+                served[name] = await stack.enter_async_context(factory.open_specialist(name))
             except Exception as error:
                 reason = startup_failure(error)
                 if agents:
@@ -140,9 +124,11 @@ async def open_serve_app(
                 log.error("The %s agent could not start (%s); serving without it.", name,
                           reason)
         if SUPERVISOR in names:
-            usable = dataclasses.replace(topology, configured=topology.configured - set(failed))
+            # A specialist that failed here is not retried for the supervisor's own use.
+            factory.topology = dataclasses.replace(
+                topology, configured=topology.configured - set(failed))
             served[SUPERVISOR] = await stack.enter_async_context(
-                open_supervisor(settings, model, checkpointer, usable, served))
+                factory.open_supervisor(served))
         if not served:
             raise ConfigurationError("No agent could start.", hint="See the errors above.")
         endpoints = [await agent_endpoint(a, engine, public_url, locks=locks,
@@ -154,9 +140,8 @@ async def open_serve_app(
         entry = SUPERVISOR if SUPERVISOR in served else next(iter(served))
         app: Any = a2a_app(endpoints, entry=entry)
         if api:
-            agent = served[entry]
-            app = with_api(settings, app, ApiAgent(agent.graph, model, agent.tools, agent.name),
-                           host=host, keyring=keyring, locks=locks)
+            app = with_api(settings, app, served[entry], host=host, keyring=keyring,
+                           locks=locks)
         else:
             # The same limit as the API's: an A2A message is read whole into memory and the
             # task store, so an unbounded one costs memory and disk before anything checks it.

@@ -1,6 +1,7 @@
 """Observability: structured logs, traces, Prometheus metrics and the memory guard.
 
-`logging.configure_logging`, `tracing.configure_tracing` and `memory.MemoryBudget.detect` are
-called once at start-up; `middleware.ObservabilityMiddleware` and `memory.MemoryGuardMiddleware`
-join each agent; `metrics.render_metrics` serves `/metrics`.
+`operations.operations(settings)` configures logging and tracing once per process; the agent
+factory detects the `memory.MemoryBudget`, runs its `memory.MemoryMonitor`, and gives each agent
+`middleware.ObservabilityMiddleware` and `memory.MemoryGuardMiddleware`; `metrics.render_metrics`
+serves `/metrics`. Nothing here imports the runtime, the agents or the interfaces.
 """

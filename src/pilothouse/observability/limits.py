@@ -1,4 +1,4 @@
-"""How much memory this process may use and how much it uses: cgroups, /proc, size strings.
+"""How much memory this process may use and how much it uses: cgroups, /proc.
 
 Read from the kernel's own files, not a library: the cgroup limit is what the OOM killer enforces
 in a container (the seed's 4 GiB), and /proc/self/statm costs one small read per sample.
@@ -7,56 +7,17 @@ in a container (the seed's 4 GiB), and /proc/self/statm costs one small read per
 from __future__ import annotations
 
 import os
-import re
 import resource
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from pilothouse.errors import ConfigurationError
+from pilothouse.sizes import KIB
 
-KIB = 1024
-MIB = 1024 * KIB
-GIB = 1024 * MIB
 # cgroup v1 reports "no limit" as the largest page-aligned signed 64-bit value; any limit past
 # an exbibyte is that marker, not a real budget.
 _UNLIMITED = 1 << 60
-_UNITS = {"": 1, "k": KIB, "m": MIB, "g": GIB, "t": 1024 * GIB}
-# A number, then nothing, B, or a unit letter with an optional i and B: 4G, 4Gi, 4GB, 4GiB.
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:([kmgt])(?:ib?|b)?|b)?\s*$", re.IGNORECASE)
-
-
-def parse_memory_size(
-    text: str, *, name: str = "PILOTHOUSE_MEMORY_LIMIT", minimum: int = 16 * MIB
-) -> int:
-    """Bytes in `text`: `1073741824`, `512M`, `512MiB`, `4G`, `4GiB`, `1.5 GB`.
-
-    Units are binary (K = 1024, as Docker's `--memory` and systemd read them): a memory limit
-    is rarely meant in powers of ten, and reading `4G` as 4 GiB errs by less than the guard's
-    high-water margin. A value under `minimum` is refused, since it is almost always a unit left
-    off (`4096` meant as MiB) and would refuse every request.
-    """
-    match = _SIZE.match(text)
-    if match is None:
-        raise ConfigurationError(
-            f"{name}={text!r} is not a memory size.",
-            hint=f"Use bytes or a number with a unit, e.g. {name}=4GiB or {name}=512MiB.",
-        )
-    unit = (match.group(2) or "").lower()
-    value = int(float(match.group(1)) * _UNITS[unit])
-    if value < minimum:
-        raise ConfigurationError(
-            f"{name}={text!r} is {value:,} bytes, below the minimum of {minimum // MIB} MiB.",
-            hint=f"Add a unit: e.g. {name}={match.group(1)}MiB.",
-        )
-    return value
-
-
-def format_bytes(value: int) -> str:
-    """`value` bytes for people: `512 MiB`, `3.4 GiB`."""
-    if value >= GIB:
-        return f"{value / GIB:.1f} GiB"
-    return f"{value / MIB:.0f} MiB"
 
 
 @dataclass(frozen=True)

@@ -25,11 +25,10 @@ from pilothouse.errors import ResourceExhaustedError
 from pilothouse.observability import metrics
 from pilothouse.observability.limits import (
     detect_memory_limit,
-    format_bytes,
-    parse_memory_size,
     peak_resident_bytes,
     resident_bytes,
 )
+from pilothouse.sizes import format_bytes, parse_memory_size
 
 __all__ = ["MemoryBudget", "MemoryGuardMiddleware", "MemoryMonitor", "MemorySample",
            "parse_memory_size"]

@@ -1,8 +1,14 @@
-"""Build an agent: LangChain `create_agent` with every context-safety layer wired in."""
+"""Build an agent: LangChain `create_agent` with every context-safety layer wired in.
+
+`pilothouse.agents.factory` is the one caller in the product: it decides, from Settings, the
+layers every agent gets (memory guard, approvals, ...). Tests of a single layer build a graph
+here directly.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain.agents import create_agent
@@ -94,7 +100,28 @@ def context_middleware(
     return layers
 
 
+@dataclass(frozen=True)
+class LayeredAgent:
+    """A compiled agent graph and the middleware it was compiled with, outermost first."""
+
+    graph: CompiledStateGraph[Any, Any, Any, Any]
+    middleware: tuple[AgentMiddleware[Any, Any, Any], ...]
+
+
 def build_agent(
+    settings: Settings,
+    model: ModelSetup,
+    **options: Any,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The graph of `build_layered_agent(settings, model, **options)`, for tests of one layer.
+
+    The product builds every agent through `pilothouse.agents.factory.AgentFactory`, which
+    adds the memory guard and the toolkit's gates and keeps the middleware list.
+    """
+    return build_layered_agent(settings, model, **options).graph
+
+
+def build_layered_agent(
     settings: Settings,
     model: ModelSetup,
     *,
@@ -109,7 +136,7 @@ def build_agent(
     approvals: Mapping[str, InterruptOnConfig] | None = None,
     after_approval: Sequence[AgentMiddleware[Any, Any, Any]] = (),
     memory_budget: MemoryBudget | None = None,
-) -> CompiledStateGraph[Any, Any, Any, Any]:
+) -> LayeredAgent:
     """An agent graph over `model` and `tools` with the context layers and `extra_middleware`.
 
     `planning` adds the plan tools; `approvals` names the tools a person must approve (one
@@ -140,11 +167,13 @@ def build_agent(
         settings, model, tools=every_tool, system_prompt=system_prompt, summarizer=summarizer,
         per_tool_timeouts=per_tool_timeouts,
     )
-    return create_agent(
+    stack = (*guards, *layers, *middleware)
+    graph = create_agent(
         model.chat_model,
         tools=list(tools),
         system_prompt=system_prompt or None,
-        middleware=[*guards, *layers, *middleware],
+        middleware=list(stack),
         checkpointer=checkpointer,
         name=name,
     )
+    return LayeredAgent(graph, stack)

@@ -172,5 +172,8 @@ class Conversation:
 
 
 def event_as_json(event: Event) -> str:
-    """One event as a JSON line (for `pilothouse ask --json` and logs)."""
-    return json.dumps({"kind": event.kind, "text": event.text, **event.data}, default=str)
+    """One event as a JSON line (for `pilothouse ask --json` and logs), shaped as the API's.
+
+    `data` stays nested: spread at the top, an error's `kind` (its class) replaced the event's.
+    """
+    return json.dumps({"kind": event.kind, "text": event.text, "data": event.data}, default=str)

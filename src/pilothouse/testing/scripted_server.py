@@ -245,7 +245,7 @@ def load_script(path: Path) -> ScriptState:
 @contextmanager
 def running_scripted_server(script: dict[str, Any]) -> Iterator[tuple[str, ScriptState]]:
     """Serve `script` on 127.0.0.1:<free port> in a thread; yields (base URL with /v1, state)."""
-    from pilothouse.sandbox.argocd.server import running_app
+    from pilothouse.sandbox.serving import running_app
 
     state = ScriptState(rules=list(script.get("rules", [])), default=script.get("default"))
     with running_app(ScriptedServer(state).app) as url:

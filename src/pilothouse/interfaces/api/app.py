@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +21,10 @@ from pilothouse.interfaces.api.registry import ConversationRegistry
 from pilothouse.interfaces.api.runtime import ApiRuntime, describe_agent
 from pilothouse.interfaces.api.security import AuthMiddleware, BodyLimitMiddleware, check_exposure
 from pilothouse.interfaces.web import mount_web_ui
+from pilothouse.runtime.handle import OpenAgent
 from pilothouse.runtime.turn_locks import TurnLocks
 
 logger = logging.getLogger("pilothouse.api")
-
-OpenAgent = Callable[[], AbstractAsyncContextManager[Any]]
 
 DESCRIPTION = """Ask Pilothouse's agents questions and answer their approval requests.
 
@@ -59,8 +58,8 @@ def create_api_app(
 ) -> FastAPI:
     """The REST API and web UI over the agent that `open_agent()` yields.
 
-    `open_agent()` is entered in the app's lifespan and must yield an object with `.graph`
-    (an agent graph with a checkpointer); conversations are listed in SQLite at `registry_path`.
+    `open_agent()` is entered in the app's lifespan and yields the factory's `AgentHandle`
+    (its graph has a checkpointer); conversations are listed in SQLite at `registry_path`.
 
     Callers are identified by `api_keys` / `admin_keys` (entries `name=key` or `key`), or by
     a `keyring` already checked against `bind_host` by the caller; without keys the app

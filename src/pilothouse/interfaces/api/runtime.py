@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from fastapi import Request
 from langgraph.graph.state import CompiledStateGraph
@@ -14,6 +14,7 @@ from pilothouse.interfaces.api.errors import ApiError
 from pilothouse.interfaces.api.identity import Identity
 from pilothouse.interfaces.api.registry import THREAD_ID, ConversationRecord, ConversationRegistry
 from pilothouse.interfaces.api.streaming import StreamObserver
+from pilothouse.runtime.handle import AgentHandle
 from pilothouse.runtime.session import Conversation
 from pilothouse.runtime.turn_locks import ConversationBusy, TurnLease, TurnLocks
 
@@ -21,40 +22,24 @@ from pilothouse.runtime.turn_locks import ConversationBusy, TurnLease, TurnLocks
 HEALTH_TIMEOUT_SECONDS = 5.0
 
 
-class AgentHandle(Protocol):
-    """What `open_agent` must yield: an agent graph with a checkpointer.
-
-    `name`, `model` (a `ModelSetup`) and `tools` are shown by `GET /agents` when present.
-    """
-
-    graph: CompiledStateGraph[Any, Any, Any, Any]
-
-
-def describe_agent(agent: Any) -> dict[str, Any]:
+def describe_agent(agent: AgentHandle) -> dict[str, Any]:
     """Name, model, context window and tool names of an opened agent."""
-    model = getattr(agent, "model", None)
-    window = getattr(getattr(model, "window", None), "tokens", None)
-    return {
-        "name": getattr(agent, "name", None) or getattr(agent.graph, "name", "agent"),
-        "model": getattr(model, "name", None),
-        "window": window,
-        "tools": [getattr(t, "name", str(t)) for t in getattr(agent, "tools", []) or []],
-    }
+    return {"name": agent.name, "model": agent.model.name, "window": agent.model.window.tokens,
+            "tools": [t.name for t in agent.tools]}
 
 
 @dataclass
 class ApiRuntime:
     """The state every request handler needs; one per app, built in its lifespan."""
 
-    agent: Any
+    agent: AgentHandle
     registry: ConversationRegistry
     observer: StreamObserver | None = None
     locks: TurnLocks = field(default_factory=TurnLocks)
 
     @property
     def graph(self) -> CompiledStateGraph[Any, Any, Any, Any]:
-        graph: CompiledStateGraph[Any, Any, Any, Any] = self.agent.graph
-        return graph
+        return self.agent.graph
 
     def conversation(self, thread_id: str) -> Conversation:
         return Conversation(self.graph, thread_id)

@@ -8,8 +8,9 @@ and web UI show). The app takes an `open_agent` factory, so tests run it over a 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -27,9 +28,8 @@ from pilothouse.interfaces.api.runtime import describe_agent
 from pilothouse.interfaces.tui.dialogs import NEW_CONVERSATION, ApprovalDialog, ConversationSwitcher
 from pilothouse.interfaces.tui.widgets import ActivityPanel, ChatView, short_args
 from pilothouse.models.registry import ModelSetup
+from pilothouse.runtime.handle import AgentHandle, OpenAgent
 from pilothouse.runtime.session import Conversation, Event
-
-OpenAgent = Callable[[], AbstractAsyncContextManager[Any]]
 
 CSS = """
 #main { height: 1fr; }
@@ -78,7 +78,7 @@ class PilothouseApp(App[None]):
         self.open_agent = open_agent
         self.registry_path = registry_path
         self.thread_id = thread_id or new_thread_id()
-        self.agent: Any = None
+        self.agent: AgentHandle | None = None
         self.registry: ConversationRegistry | None = None
         self.conversation: Conversation | None = None
         self.agent_label = ""
@@ -139,6 +139,7 @@ class PilothouseApp(App[None]):
 
     async def load(self, thread_id: str) -> None:
         """Show `thread_id`'s history; ask about approvals it still waits for."""
+        assert self.agent is not None, "load() runs once the agent is open"
         self.thread_id = thread_id
         self.conversation = Conversation(self.agent.graph, thread_id)
         self.sub_title = f"{self.agent_label} · thread {thread_id}"
@@ -248,14 +249,16 @@ class PilothouseApp(App[None]):
 
 
 def tui_app(settings: Settings, *, thread_id: str | None = None,
-            model: ModelSetup | None = None) -> PilothouseApp:
-    """The TUI over the assistant `settings` describe (and `model`, if given)."""
-    from pilothouse.interfaces.api.server import open_configured_assistant, registry_path
+            model: ModelSetup | None = None, agent: str = "auto") -> PilothouseApp:
+    """The TUI over the factory's agent `agent` (`--agent`), on `model` if given."""
+    from pilothouse.agents.factory import check_choice, open_configured_agent
+    from pilothouse.interfaces.api.server import registry_path
 
-    return PilothouseApp(open_configured_assistant(settings, model),
+    check_choice(agent)
+    return PilothouseApp(partial(open_configured_agent, settings, agent=agent, model=model),
                          registry_path=registry_path(settings), thread_id=thread_id)
 
 
-def run_tui(settings: Settings, thread_id: str | None = None) -> None:
-    """`pilothouse tui`: run the TUI over the configured assistant until the person quits."""
-    tui_app(settings, thread_id=thread_id).run()
+def run_tui(settings: Settings, thread_id: str | None = None, agent: str = "auto") -> None:
+    """`pilothouse tui`: run the TUI over the configured agent until the person quits."""
+    tui_app(settings, thread_id=thread_id, agent=agent).run()

@@ -8,8 +8,9 @@ import typer
 from rich.console import Console
 
 from pilothouse.sandbox.argocd.fleet import FleetSpec
-from pilothouse.sandbox.argocd.server import HOST, serve_sandbox
+from pilothouse.sandbox.argocd.server import serve_sandbox
 from pilothouse.sandbox.argocd.state import DEFAULT_PASSWORD, DEFAULT_TOKEN, DEFAULT_USERNAME
+from pilothouse.sandbox.serving import HOST
 
 sandbox_cli = typer.Typer(
     name="argocd",

@@ -7,10 +7,10 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from pilothouse.sandbox.argocd.server import HOST
 from pilothouse.sandbox.github.api import DEFAULT_TOKEN
 from pilothouse.sandbox.github.server import serve_github_sandbox
 from pilothouse.sandbox.github.world import WorldSpec
+from pilothouse.sandbox.serving import HOST
 
 sandbox_cli = typer.Typer(
     name="github",

@@ -1,7 +1,7 @@
 """Run the GitHub sandbox: in the foreground (`serve_github_sandbox`) or on a free port in a
 background thread (`running_github_sandbox`) for tests, benchmarks and demos.
 
-The thread, socket and start-up handshake are the Argo CD sandbox's `running_app`; this module
+The thread, socket and start-up handshake are `sandbox.serving.running_app`; this module
 adds what a GitHub client needs to know (URL and token) and a handle on the rate limits, so a
 test can exhaust them while the server runs.
 """
@@ -15,7 +15,6 @@ from typing import Any
 
 import uvicorn
 
-from pilothouse.sandbox.argocd.server import HOST, running_app
 from pilothouse.sandbox.github.api import (
     DEFAULT_TOKEN,
     GitHubSandboxState,
@@ -23,6 +22,7 @@ from pilothouse.sandbox.github.api import (
 )
 from pilothouse.sandbox.github.limits import RateLimits
 from pilothouse.sandbox.github.world import World, WorldSpec
+from pilothouse.sandbox.serving import HOST, running_app, uvicorn_config
 
 
 @dataclass(frozen=True)
@@ -50,10 +50,7 @@ def serve_github_sandbox(port: int = 8090, token: str = DEFAULT_TOKEN, host: str
                          spec: WorldSpec | None = None, **options: Any) -> None:
     """Serve the generated organisation until interrupted."""
     app = create_github_sandbox_app(spec, token, **options)
-    # ws="none" and lifespan="off" as in the Argo CD sandbox: nothing here needs them.
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off",
-                            ws="none", access_log=False)
-    uvicorn.Server(config).run()
+    uvicorn.Server(uvicorn_config(app, host, port)).run()
 
 
 @contextmanager

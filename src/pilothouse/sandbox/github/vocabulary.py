@@ -7,7 +7,7 @@ reports (`payments-api-production`) has pull requests here that touch its files
 
 from __future__ import annotations
 
-from pilothouse.sandbox.argocd.vocabulary import ENVIRONMENTS, TEAM_SERVICES
+from pilothouse.sandbox.company import ENVIRONMENTS, TEAM_SERVICES
 
 OWNER = "acme-corp"
 OWNER_ID = 48151623

@@ -1,4 +1,4 @@
-"""Process start-up for every interface: logs, traces and the memory budget, from Settings."""
+"""Process start-up for every door: logs and traces from Settings (redacted with its secrets)."""
 
 from __future__ import annotations
 

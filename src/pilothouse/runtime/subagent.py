@@ -1,29 +1,32 @@
 """A sub-agent as the supervisor sees it: ask a question, answer its approvals; in process or not.
 
-One interface, two implementations: `InProcessSubAgent` runs the agent's own graph in this
-process; `RemoteSubAgent` (in `remote.py`) talks A2A to a URL. The supervisor cannot tell them
-apart, so the same supervisor runs on one machine or across many. Neither raises for an agent
-that fails, hangs or is down: the reply says so (`state="failed"`), and the supervisor answers
-the rest of the question.
+One interface, two implementations: `InProcessSubAgent` (here) runs the agent's own graph in
+this process; `RemoteSubAgent` (`pilothouse.a2a.remote`) talks A2A to a URL. The supervisor
+cannot tell them apart, so the same supervisor runs on one machine or across many. Neither
+raises for an agent that fails, hangs or is down: the reply says so (`state="failed"`), and the
+supervisor answers the rest of the question.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from langchain_core.messages import RemoveMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.graph.state import CompiledStateGraph
 
-from pilothouse.a2a.budget import with_answer_budget
-from pilothouse.a2a.decisions import describe_interrupt
-from pilothouse.a2a.executor import resolve_open_tool_calls
-from pilothouse.a2a.namespaces import subagent_thread
+from pilothouse.context.orphans import repair_tool_pairs
+from pilothouse.runtime.answer_budget import with_answer_budget
 from pilothouse.runtime.session import Conversation, Event
 from pilothouse.runtime.turn_locks import TurnLocks
 
 ReplyState = Literal["completed", "input_required", "failed"]
+#: Threads a supervisor holds with its in-process sub-agents; no caller can address them.
+SUBAGENT_PREFIX = "sub:"
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,44 @@ def unavailable(agent: str, reason: str) -> SubAgentReply:
     return SubAgentReply(agent, "failed", (
         f"The {agent} agent is unavailable: {reason}. Its part of the answer is missing; "
         f"answer the rest and tell the user to ask again about {agent} later."))
+
+
+def subagent_thread(agent: str, parent_thread: str) -> str:
+    """The thread of sub-agent `agent` working for the supervisor thread `parent_thread`."""
+    return f"{SUBAGENT_PREFIX}{agent}:{parent_thread}"
+
+
+def describe_interrupt(value: Any) -> str:
+    """One line per action awaiting approval, from a human-in-the-loop interrupt value.
+
+    Reads both shapes of LangChain's gate: one action per interrupt (`interrupt_mode=
+    "per_call"`: name, args, description) and a batch (`action_requests`).
+    """
+    requests: list[dict[str, Any]] | None = None
+    if isinstance(value, dict) and "name" in value and "args" in value:
+        requests = [value]
+    elif isinstance(value, dict):
+        requests = value.get("action_requests")
+    if not requests:
+        return f"Approval needed: {json.dumps(value, default=str)[:400]}"
+    lines = []
+    for request in requests:
+        args = json.dumps(request.get("args", {}), default=str)
+        if len(args) > 300:
+            args = args[:297] + "..."
+        description = request.get("description") or "Run this action?"
+        lines.append(f"{description} {request.get('name', 'action')}({args})")
+    return "\n".join(lines)
+
+
+async def resolve_open_tool_calls(conversation: Conversation) -> int:
+    """Give every tool call without a result its synthetic result; return how many."""
+    history = await conversation.history()
+    repaired, added, _ = repair_tool_pairs(history)
+    if added:
+        await conversation.graph.aupdate_state(
+            conversation.config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]})
+    return added
 
 
 class InProcessSubAgent:

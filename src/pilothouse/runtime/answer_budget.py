@@ -2,14 +2,14 @@
 
 The supervisor passes the budget along (the sub-agent is asked to be brief) and holds the
 answer to it with its own token counter (a sub-agent that ignores the request is cut), so one
-sub-agent cannot flood the supervisor's context.
+sub-agent cannot flood the supervisor's context. In process or over A2A alike.
 """
 
 from __future__ import annotations
 
 from pilothouse.models.tokens import TokenCounter
 
-#: Request metadata key carrying the budget over A2A.
+#: Request metadata key carrying the budget to a remote agent (A2A message metadata).
 BUDGET_METADATA_KEY = "answer_budget_tokens"
 
 

@@ -1,0 +1,188 @@
+"""One factory builds every agent of a process, each with every layer, from Settings.
+
+Every door gets its agents here: the CLI (`ask`, `chat`, `tui`), the REST API and web UI,
+`pilothouse serve` (A2A), the evaluation and the demo. So no door can forget a layer: each graph
+gets the memory guard (one budget for the process), the context-safety layers, observability,
+the model timeout and the toolkit's approval gates, through `runtime.builder`, the only place
+that compiles an agent. `open_agent_factory` also opens what the agents share (the model, the
+checkpointer) and samples the memory budget while the factory is open.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+
+from langgraph.types import Checkpointer
+
+from pilothouse.a2a.remote import RemoteSubAgent
+from pilothouse.agents.registry import SPECIALISTS, Topology, startup_failure
+from pilothouse.agents.supervisor import SUPERVISOR, SUPERVISOR_DESCRIPTION, supervisor_toolkit
+from pilothouse.agents.toolkit import Toolkit
+from pilothouse.config import Settings
+from pilothouse.errors import ConfigurationError, UserInputError
+from pilothouse.models.registry import ModelSetup, setup_model
+from pilothouse.observability.memory import MemoryBudget, MemoryMonitor
+from pilothouse.runtime.builder import build_layered_agent
+from pilothouse.runtime.checkpoint import open_checkpointer
+from pilothouse.runtime.handle import AgentHandle
+from pilothouse.runtime.subagent import InProcessSubAgent, SubAgent
+
+log = logging.getLogger("pilothouse.agents")
+
+GENERAL = "pilothouse"
+GENERAL_PROMPT = (
+    "You are Pilothouse, an assistant for platform engineers (Argo CD, GitHub, Kubernetes, "
+    "CI/CD, shell). Answer briefly and precisely. When you do not know, say so and say what "
+    "the user can check."
+)
+#: What `--agent` accepts: "auto" (Argo CD when ARGOCD_URL is set, else a general assistant
+#: without tools), any specialist, or the supervisor over every configured one.
+AGENT_CHOICES: tuple[str, ...] = ("auto", *SPECIALISTS, SUPERVISOR)
+
+ProgressCallback = Callable[[str, int, int], None]
+
+
+class AgentFactory:
+    """Builds agents over one model, one checkpointer and one memory budget.
+
+    `memory` defaults to PILOTHOUSE_MEMORY_LIMIT (or the container's limit) at
+    PILOTHOUSE_MEMORY_HIGH_WATER; `topology` to PILOTHOUSE_AGENTS_* (which agents are remote).
+    """
+
+    def __init__(self, settings: Settings, model: ModelSetup, checkpointer: Checkpointer, *,
+                 memory: MemoryBudget | None = None, topology: Topology | None = None) -> None:
+        self.settings = settings
+        self.model = model
+        self.checkpointer = checkpointer
+        self.memory = memory or MemoryBudget.detect(settings.memory_limit_bytes,
+                                                    settings.memory_high_water)
+        self.topology = topology or Topology.from_settings(settings)
+        #: Samples `memory` while `open_agent_factory` holds the factory open.
+        self.monitor: MemoryMonitor | None = None
+
+    def build(self, toolkit: Toolkit, description: str = "") -> AgentHandle:
+        """The agent `toolkit` describes, with every layer `settings` enable."""
+        built = build_layered_agent(
+            self.settings, self.model, tools=toolkit.tools, system_prompt=toolkit.prompt,
+            checkpointer=self.checkpointer, name=toolkit.name, approvals=toolkit.approvals,
+            after_approval=toolkit.after_approval, extra_middleware=toolkit.extra_middleware,
+            planning=toolkit.planning, per_tool_timeouts=toolkit.per_tool_timeouts or None,
+            memory_budget=self.memory)
+        return AgentHandle(toolkit.name, description, built.graph, self.model,
+                           list(toolkit.tools), built.middleware)
+
+    def supervisor_over(self, agents: Sequence[SubAgent]) -> AgentHandle:
+        """The supervisor over `agents` (in process or remote)."""
+        toolkit = supervisor_toolkit(self.model, agents,
+                                     answer_budget_tokens=self.topology.answer_tokens,
+                                     subagent_timeout_seconds=self.topology.timeout_seconds)
+        return self.build(toolkit, SUPERVISOR_DESCRIPTION)
+
+    @asynccontextmanager
+    async def open_specialist(self, name: str) -> AsyncIterator[AgentHandle]:
+        """Start a specialist's tool servers and build it; they stop when the context ends."""
+        spec = SPECIALISTS[name]
+        async with spec.open_toolkit(self.settings) as toolkit:
+            yield self.build(toolkit, spec.description)
+
+    @asynccontextmanager
+    async def open_supervisor(
+        self, local: Mapping[str, AgentHandle] | None = None,
+    ) -> AsyncIterator[AgentHandle]:
+        """The supervisor over every specialist: remote where a URL is set, else in process.
+
+        `local` are specialists already running here; a configured one that is not is opened
+        for the supervisor's own use, and one that fails to start is left out (logged).
+        """
+        local = local or {}
+        topology = self.topology
+        async with AsyncExitStack() as stack:
+            agents: list[SubAgent] = []
+            for name, spec in SPECIALISTS.items():
+                if name in topology.urls:
+                    remote = RemoteSubAgent(name, topology.urls[name],
+                                            description=spec.description,
+                                            timeout_seconds=topology.timeout_seconds,
+                                            api_key=topology.keys.get(name))
+                    stack.push_async_callback(remote.aclose)
+                    agents.append(remote)
+                    continue
+                handle = local.get(name)
+                if handle is None and name in topology.configured:
+                    try:
+                        handle = await stack.enter_async_context(self.open_specialist(name))
+                    except Exception as error:
+                        log.error("The %s agent could not start (%s); the supervisor goes on "
+                                  "without it.", name, startup_failure(error))
+                if handle is not None:
+                    agents.append(InProcessSubAgent(name, spec.description, handle.graph,
+                                                    timeout_seconds=topology.timeout_seconds))
+            yield self.supervisor_over(agents)
+
+    @asynccontextmanager
+    async def open_agent(self, choice: str = "auto") -> AsyncIterator[AgentHandle]:
+        """The agent a person talks to from the CLI, TUI, REST API or demo (`--agent`)."""
+        if check_choice(choice) == "auto":
+            choice = "argocd" if self.settings.argocd_url else GENERAL
+        if choice == "argocd" and not self.settings.argocd_url:
+            raise ConfigurationError("The Argo CD agent needs ARGOCD_URL.",
+                                     hint="Set ARGOCD_URL and ARGOCD_TOKEN, or run "
+                                          "`pilothouse sandbox argocd` for a sandbox.")
+        if choice == GENERAL:
+            yield self.build(Toolkit(name=GENERAL, prompt=GENERAL_PROMPT),
+                             "A general assistant for platform engineers, without tools.")
+        elif choice == SUPERVISOR:
+            async with self.open_supervisor() as supervisor:
+                yield supervisor
+        else:
+            async with self.open_specialist(choice) as specialist:
+                yield specialist
+
+
+@asynccontextmanager
+async def open_agent_factory(
+    settings: Settings,
+    *,
+    model: ModelSetup | None = None,
+    topology: Topology | None = None,
+    progress: ProgressCallback | None = None,
+) -> AsyncIterator[AgentFactory]:
+    """The factory over `settings`' model and checkpointer, closed (with them) on exit.
+
+    While it is open, a monitor samples the memory budget every PILOTHOUSE_MEMORY_SAMPLE_SECONDS
+    (logging a crossing of the high-water mark and exporting the budget to /metrics).
+    """
+    if model is None:
+        model = setup_model(settings, progress=(
+            lambda done, total: progress("Preparing the local model (once)", done, total)
+        ) if progress else None)
+    async with open_checkpointer(settings) as checkpointer:
+        factory = AgentFactory(settings, model, checkpointer, topology=topology)
+        factory.monitor = MemoryMonitor(factory.memory, settings.memory_sample_seconds)
+        async with factory.monitor:
+            yield factory
+
+
+@asynccontextmanager
+async def open_configured_agent(
+    settings: Settings,
+    *,
+    agent: str = "auto",
+    model: ModelSetup | None = None,
+    progress: ProgressCallback | None = None,
+) -> AsyncIterator[AgentHandle]:
+    """The factory and the one agent `agent` names, for a door that serves one agent."""
+    check_choice(agent)  # before the model loads
+    async with open_agent_factory(settings, model=model, progress=progress) as factory, \
+            factory.open_agent(agent) as handle:
+        yield handle
+
+
+def check_choice(agent: str) -> str:
+    """`agent` when `--agent` accepts it (checked before anything is opened)."""
+    if agent not in AGENT_CHOICES:
+        raise UserInputError(f"Unknown agent {agent!r}.",
+                             hint="Choose one of " + ", ".join(AGENT_CHOICES) + ".")
+    return agent
