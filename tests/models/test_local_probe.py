@@ -16,6 +16,7 @@ from pilothouse.config import Settings
 from pilothouse.interfaces.doctor import run_checks
 from pilothouse.models.local_probe import cpu_features, run_probe
 from pilothouse.models.local_weights import ensure_local_model
+from pilothouse.models.local_worker import describe_exit
 
 MODELS_DIR = Path(
     os.environ.get("PILOTHOUSE_TEST_MODELS_DIR", "~/.cache/pilothouse-test/models")
@@ -25,6 +26,14 @@ MODELS_DIR = Path(
 def test_cpu_features_are_the_cpu_part_of_the_system_info() -> None:
     info = "CPU : SSE3 = 1 | AVX2 = 1 | AMX_INT8 = 0 | LLAMAFILE = 1 | "
     assert cpu_features(info) == "SSE3 = 1 | AVX2 = 1 | AMX_INT8 = 0 | LLAMAFILE = 1"
+
+
+def test_exits_are_named_by_signal_and_cause() -> None:
+    assert describe_exit(-signal.SIGILL) == (
+        "was killed by SIGILL (the llama.cpp build uses CPU instructions this machine does not "
+        "allow)")
+    assert "out-of-memory killer" in describe_exit(-signal.SIGKILL)
+    assert describe_exit(3) == "exited with code 3"
 
 
 def test_the_installed_llama_cpp_carries_no_amx_instruction() -> None:

@@ -25,6 +25,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +100,7 @@ class WorkerEngine:
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.lock = threading.Lock()  # held by a caller for a whole turn
-        self._process: Any = None
+        self._process: BaseProcess | None = None
         self._conn: Connection | None = None
 
     @property
@@ -136,7 +137,7 @@ class WorkerEngine:
         if process.exitcode is None:
             process.kill()
             process.join()
-        return int(process.exitcode)
+        return process.exitcode
 
     def _crashed(self) -> LocalModelCrashedError:
         return LocalModelCrashedError(self._discard())
