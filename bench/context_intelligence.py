@@ -31,6 +31,7 @@ from test_intelligence import FACT, final_request_text, run, step  # noqa: E402
 from pilothouse.config import Settings  # noqa: E402
 from pilothouse.models.registry import setup_model  # noqa: E402
 from pilothouse.models.tokens import TokenCounter, tiktoken_counter  # noqa: E402
+from pilothouse.runtime.events import ContextNote  # noqa: E402
 from pilothouse.testing.scripted_model import ScriptedChatModel  # noqa: E402
 
 VARIANTS = {
@@ -69,9 +70,9 @@ async def measure(name: str, disabled: str) -> dict[str, Any]:
             "last_call_tokens": tokens[-1],
             "fact_in_last_request": FACT in final_request_text(setup),
             "follow_up_linked": any(
-                e.kind == "context"
-                and e.data.get("action") == "correlated"
-                and "payments-api" in e.text
+                isinstance(e, ContextNote)
+                and e.action.action == "correlated"
+                and "payments-api" in e.action.detail
                 for e in events
             ),
         }

@@ -38,6 +38,7 @@ from pilothouse.context.compression import Compressor  # noqa: E402
 from pilothouse.context.preflight import Budget, PreflightBudgetMiddleware  # noqa: E402
 from pilothouse.models.registry import setup_model  # noqa: E402
 from pilothouse.models.tokens import TokenCounter, tiktoken_counter  # noqa: E402
+from pilothouse.runtime.events import TurnFailed  # noqa: E402
 from pilothouse.testing.scripted_model import ScriptedChatModel  # noqa: E402
 
 
@@ -100,7 +101,7 @@ async def session_tokens(layers_on: bool) -> dict[str, Any]:
         turns = 60 if layers_on else 12
         transcript = await run_session(setup, settings, turns=turns)
         per_call = [r.tokens for r in model.requests]
-        errors = sum(1 for turn in transcript for e in turn if e.kind == "error")
+        errors = sum(1 for turn in transcript for e in turn if isinstance(e, TurnFailed))
         return {"layers": "on" if layers_on else "off", "turns": turns, "calls": len(per_call),
                 "mean_tokens_per_call": int(statistics.mean(per_call)),
                 "max_tokens_per_call": max(per_call),

@@ -1,19 +1,15 @@
-"""One turn at a time per conversation: the shared turn locks, and a sub-agent's parallel calls."""
+"""One turn at a time per conversation: the shared turn locks.
+
+A sub-agent's parallel calls taking turns is in the `SubAgent` conformance suite
+(test_subagent_conformance.py), for the in-process and the remote sub-agent alike.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langgraph.checkpoint.memory import InMemorySaver
 
-from pilothouse.config import Settings
-from pilothouse.models.registry import ModelSetup
-from pilothouse.runtime.builder import build_agent
-from pilothouse.runtime.session import Conversation
-from pilothouse.runtime.subagent import InProcessSubAgent, subagent_thread
 from pilothouse.runtime.turn_locks import ConversationBusy, TurnLocks
 
 
@@ -44,26 +40,3 @@ async def test_a_claim_waits_for_a_turn_whose_client_left() -> None:
     assert not waiting.done()
     leaving.release()
     (await waiting).release()
-
-
-def echo(messages: Sequence[BaseMessage]) -> str:
-    return f"answer to {messages[-1].content}"
-
-
-async def test_parallel_calls_to_one_sub_agent_take_turns_in_its_conversation(
-    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
-) -> None:
-    settings = make_settings()
-    graph = build_agent(settings, scripted_setup([], default=echo), name="argocd",
-                        checkpointer=InMemorySaver())
-    agent = InProcessSubAgent("argocd", "Argo CD.", graph)
-
-    replies = await asyncio.gather(*(agent.ask(f"question {n}", "s-1") for n in range(3)))
-
-    assert sorted(r.text for r in replies) == [f"answer to question {n}" for n in range(3)]
-    history = await Conversation(graph, subagent_thread("argocd", "s-1")).history()
-    pairs = list(zip(history[::2], history[1::2], strict=True))
-    assert len(pairs) == 3
-    for question, answer in pairs:  # each answer right after its own question
-        assert isinstance(question, HumanMessage) and isinstance(answer, AIMessage)
-        assert answer.content == f"answer to {question.content}"

@@ -15,7 +15,8 @@ from pilothouse.agents.argocd import open_argocd_toolkit
 from pilothouse.agents.factory import AgentFactory
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
-from pilothouse.runtime.session import Conversation, Event
+from pilothouse.runtime.events import Answer, ApprovalRequest, Event, ToolResult
+from pilothouse.runtime.session import Conversation
 from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
 from pilothouse.testing.scripted_model import tool_call
 
@@ -50,10 +51,10 @@ async def test_inventory_question_pages_through_the_real_server(
         graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
         events = await run(graph, "List all ArgoCD applications")
 
-    assert [e.text for e in events if e.kind == "answer"] == [
+    assert [e.text for e in events if isinstance(e, Answer)] == [
         "PAGE 1 of 41 (819 applications)."]
-    result = next(e for e in events if e.kind == "tool_result")
-    assert result.data["status"] == "success" and result.data["chars"] < 10_000
+    result = next(e for e in events if isinstance(e, ToolResult))
+    assert result.status == "success" and result.chars < 10_000
 
 
 @pytest.mark.parametrize("decision", ["approve", "reject"])
@@ -76,16 +77,17 @@ async def test_real_sync_waits_for_approval_and_the_model_cannot_approve_itself(
         conversation = Conversation(graph, f"sync-{decision}")
 
         first = [e async for e in conversation.ask(f"sync {app}")]
-        assert [e.kind for e in first if e.kind in ("interrupt", "tool_result")] == ["interrupt"]
+        stops = [type(e) for e in first if isinstance(e, ApprovalRequest | ToolResult)]
+        assert stops == [ApprovalRequest], "nothing ran before the approval"
 
         answer: dict[str, Any] = {"type": decision}
         if decision == "reject":
             answer["message"] = "not now"
         rest = [e async for e in conversation.decide(answer)]
 
-    result = next(e for e in rest if e.kind == "tool_result")
+    result = next(e for e in rest if isinstance(e, ToolResult))
     if decision == "approve":
-        assert result.data["status"] == "success"
-        assert json.loads(result.text)["accepted"] is True
+        assert result.status == "success"
+        assert json.loads(result.preview)["accepted"] is True
     else:
-        assert result.data["status"] == "error" and "not now" in result.text
+        assert result.status == "error" and "not now" in result.preview

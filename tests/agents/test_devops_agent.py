@@ -6,7 +6,7 @@ import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
@@ -15,7 +15,8 @@ from pilothouse.agents.devops import open_devops_toolkit
 from pilothouse.agents.factory import AgentFactory
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
-from pilothouse.runtime.session import Conversation, Event
+from pilothouse.runtime.events import ApprovalRequest, ContextNote, Event, ToolResult
+from pilothouse.runtime.session import Conversation
 from pilothouse.testing.scripted_model import tool_call
 from pilothouse.tools.shell import check_command
 
@@ -43,8 +44,11 @@ async def last_result(conversation: Conversation) -> dict[str, Any]:
     return dict(json.loads(str(result.content)))
 
 
-def kinds(events: list[Event], kind: str) -> list[Event]:
-    return [e for e in events if e.kind == kind]
+E = TypeVar("E", bound=Event)
+
+
+def kinds(events: list[Event], kind: type[E]) -> list[E]:
+    return [e for e in events if isinstance(e, kind)]
 
 
 async def test_allowed_command_runs_and_asking_command_waits_for_approval(
@@ -63,18 +67,18 @@ async def test_allowed_command_runs_and_asking_command_waits_for_approval(
         conversation = Conversation(await build(settings, setup, toolkit), "devops")
 
         first = [e async for e in conversation.ask("shout hi")]
-        assert kinds(first, "tool_result")
+        assert kinds(first, ToolResult)
         assert (await last_result(conversation))["stdout"].strip() == "HI"
 
         second = [e async for e in conversation.ask("make a build folder")]
-        assert kinds(second, "interrupt") and not kinds(second, "tool_result")
+        assert kinds(second, ApprovalRequest) and not kinds(second, ToolResult)
         assert not (workspace / "build").exists()
-        prompt = kinds(second, "interrupt")[0].data["value"]["description"]
+        prompt = kinds(second, ApprovalRequest)[0].value["description"]
         assert f"command: {command}\n" in prompt
         assert f"working directory: {workspace}\n" in prompt
 
         third = [e async for e in conversation.decide({"type": "approve"})]
-        assert kinds(third, "tool_result")
+        assert kinds(third, ToolResult)
         result = await last_result(conversation)
 
     assert result["status"] == "ok", result
@@ -99,6 +103,6 @@ async def test_question_naming_a_symbol_gets_its_code_in_context(
         events = [e async for e in Conversation(graph, "rag").ask(
             "What does compute_invoice_total do?")]
 
-    assert any(e.data.get("action") == "expanded" for e in kinds(events, "context"))
+    assert any(e.action.action == "expanded" for e in kinds(events, ContextNote))
     system = str(setup.chat_model.requests[0].messages[0].content)  # type: ignore[attr-defined]
     assert "billing.py:1-6" in system and "round(sum(line" in system, system

@@ -13,6 +13,7 @@ from pilothouse.agents.registry import Topology
 from pilothouse.config import Settings
 from pilothouse.errors import UserInputError
 from pilothouse.models.registry import ModelSetup
+from pilothouse.runtime.events import Answer, TurnFailed
 from pilothouse.runtime.session import Conversation
 from pilothouse.sizes import GIB
 
@@ -62,10 +63,10 @@ async def test_the_memory_guard_refuses_a_turn_over_the_budget_and_says_what_to_
     async with open_configured_agent(settings, model=scripted_setup(["never sent"])) as agent:
         events = [e async for e in Conversation(agent.graph, "m-1").ask("hello")]
 
-    errors = [e for e in events if e.kind == "error"]
-    assert len(errors) == 1 and "near its memory budget" in errors[0].text
-    assert "PILOTHOUSE_MEMORY_LIMIT" in str(errors[0].data.get("suggestion"))
-    assert not [e for e in events if e.kind == "answer"]
+    errors = [e for e in events if isinstance(e, TurnFailed)]
+    assert len(errors) == 1 and "near its memory budget" in errors[0].message
+    assert "PILOTHOUSE_MEMORY_LIMIT" in str(errors[0].suggestion)
+    assert not [e for e in events if isinstance(e, Answer)]
 
 
 async def test_the_memory_monitor_samples_at_the_configured_interval_while_the_factory_is_open(

@@ -13,6 +13,7 @@ from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
+from pilothouse.runtime.events import Answer
 from pilothouse.runtime.session import Conversation
 from pilothouse.runtime.subagent import InProcessSubAgent
 from pilothouse.testing.scripted_model import tool_call
@@ -67,8 +68,8 @@ async def test_the_first_call_sees_only_the_named_agents_and_later_calls_see_all
     choices = [r.tool_choice for r in setup.chat_model.requests]  # type: ignore[attr-defined]
     assert choices == ["required", None, None]
     # One agent's answer is the answer, passed on without a model call; two are combined.
-    assert [e.text for e in first if e.kind == "answer"] == ["github answered."]
-    assert [e.text for e in second if e.kind == "answer"] == ["Both say hello."]
+    assert [e.text for e in first if isinstance(e, Answer)] == ["github answered."]
+    assert [e.text for e in second if isinstance(e, Answer)] == ["Both say hello."]
 
 
 async def test_a_failed_only_agent_goes_to_the_model_which_says_what_is_missing(
@@ -83,7 +84,7 @@ async def test_a_failed_only_agent_goes_to_the_model_which_says_what_is_missing(
 
     events = [e async for e in Conversation(supervisor.graph, "r-2").ask("which apps?")]
 
-    assert [e.text for e in events if e.kind == "answer"] == [
+    assert [e.text for e in events if isinstance(e, Answer)] == [
         "The Argo CD part is missing: its agent could not reach its model."]
     sent = setup.chat_model.requests[-1].messages  # type: ignore[attr-defined]
     assert "The argocd agent is unavailable" in str(sent[-1].content)
@@ -106,5 +107,5 @@ async def test_a_question_naming_two_domains_asks_both_agents_one_after_the_othe
     offered = [([t["function"]["name"] for t in r.tools], r.tool_choice) for r in requests]
     assert offered == [(["ask_argocd", "ask_github"], "required"), (["ask_github"], "required"),
                        (["ask_argocd", "ask_github", "ask_devops"], None)]
-    assert [e.text for e in events if e.kind == "answer"] == [
+    assert [e.text for e in events if isinstance(e, Answer)] == [
         "payments-api is Degraded and its CI fails."]

@@ -17,7 +17,8 @@ from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.context.orphans import SYNTHETIC_TAG
 from pilothouse.models.registry import ModelSetup
-from pilothouse.runtime.session import Conversation, Event
+from pilothouse.runtime.events import Answer, ApprovalRequest, ContextNote, Event, TurnFailed
+from pilothouse.runtime.session import Conversation
 from pilothouse.runtime.subagent import InProcessSubAgent, subagent_thread
 from pilothouse.testing.scripted_model import tool_call
 
@@ -75,7 +76,7 @@ async def test_a_question_spanning_two_agents_asks_both_and_combines_their_answe
     events = await collect(Conversation(supervisor.graph, "s-1").ask(
         "which production apps are degraded and are there open PRs touching them?"))
 
-    answer = [e.text for e in events if e.kind == "answer"][-1]
+    answer = [e.text for e in events if isinstance(e, Answer)][-1]
     assert "[ask_argocd:success] payments-api is Degraded." in answer
     assert "[ask_github:success] PR #42 (bump payments-api image) is open." in answer
     # Each sub-agent got its own question, in its own thread of this conversation.
@@ -99,7 +100,7 @@ async def test_a_long_sub_agent_answer_is_held_to_the_budget(
     events = await collect(Conversation(supervisor.graph, "s-2").ask("list every app"))
 
     # The only agent's answer is passed on as the answer, held to the budget.
-    [answer] = [e.text for e in events if e.kind == "answer"]
+    [answer] = [e.text for e in events if isinstance(e, Answer)]
     assert setup.counter.count_text(answer) <= 150
     assert "cut to 150 of" in answer
     assert len(setup.chat_model.requests) == 1  # type: ignore[attr-defined]
@@ -133,7 +134,7 @@ async def test_a_failing_or_slow_agent_gives_a_partial_answer_not_a_crash(
 
     events = await collect(Conversation(supervisor.graph, "s-3").ask("apps and PRs?"))
 
-    answer = [e.text for e in events if e.kind == "answer"][-1]
+    answer = [e.text for e in events if isinstance(e, Answer)][-1]
     assert "[ask_argocd:error] The argocd agent is unavailable: The model provider could not " \
            "be reached" in answer
     assert "[ask_github:error] The github agent is unavailable: it did not answer within " \
@@ -158,13 +159,13 @@ async def test_a_sub_agents_approval_is_put_to_the_user_and_its_decision_passed_
     conversation = Conversation(supervisor.graph, "s-4")
 
     first = await collect(conversation.ask("restart payments-api"))
-    [waiting] = [e for e in first if e.kind == "interrupt"]
+    [waiting] = [e for e in first if isinstance(e, ApprovalRequest)]
     second = await collect(conversation.decide({"type": "approve"}))
 
-    request = waiting.data["value"]
+    request = waiting.value
     assert request["name"] == "ask_argocd"
     assert "The argocd agent asks: Restart this application?" in request["description"]
-    answer = [e.text for e in second if e.kind == "answer"][-1]
+    answer = [e.text for e in second if isinstance(e, Answer)][-1]
     assert answer == "payments-api restarted."
     restarted = [m for m in await Conversation(argocd, subagent_thread("argocd", "s-4")).history()
                  if isinstance(m, ToolMessage)]
@@ -197,7 +198,7 @@ async def test_an_interrupted_supervisor_turn_is_repaired_at_the_next_question(
     await asyncio.gather(turn, return_exceptions=True)
     events = await collect(conversation.ask("what happened?"))
 
-    assert [e.text for e in events if e.kind == "answer"] == ["Answer after repair."]
+    assert [e.text for e in events if isinstance(e, Answer)] == ["Answer after repair."]
     sent = setup.chat_model.requests[-1].messages  # type: ignore[attr-defined]
     repaired = [m for m in sent if isinstance(m, ToolMessage)]
     assert repaired and repaired[0].additional_kwargs["pilothouse"] == SYNTHETIC_TAG
@@ -225,6 +226,6 @@ async def test_a_provider_overflow_at_the_supervisor_is_compressed_and_retried(
 
     events = await collect(conversation.ask("which apps are degraded?"))
 
-    assert [e.text for e in events if e.kind == "error"] == []
-    assert "payments-api is Degraded." in [e.text for e in events if e.kind == "answer"][-1]
-    assert "overflow_recovery" in [e.data.get("layer") for e in events if e.kind == "context"]
+    assert [e.message for e in events if isinstance(e, TurnFailed)] == []
+    assert "payments-api is Degraded." in [e.text for e in events if isinstance(e, Answer)][-1]
+    assert "overflow_recovery" in [e.action.layer for e in events if isinstance(e, ContextNote)]

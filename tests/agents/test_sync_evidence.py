@@ -21,6 +21,7 @@ from pilothouse.agents.argocd import open_argocd_toolkit
 from pilothouse.agents.factory import AgentFactory
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
+from pilothouse.runtime.events import ApprovalRequest, ToolResult
 from pilothouse.runtime.session import Conversation
 from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
 from pilothouse.testing.scripted_model import tool_call
@@ -64,20 +65,21 @@ async def test_a_direct_real_sync_is_approved_on_the_dry_run_code_computed(
         graph = AgentFactory(writable, setup, InMemorySaver()).build(toolkit).graph
         conversation = Conversation(graph, "evidence-direct")
         first = [e async for e in conversation.ask(f"sync {app} now")]
-        prompt = next(e for e in first if e.kind == "interrupt").data["value"]["description"]
+        prompt = next(e for e in first if isinstance(e, ApprovalRequest)).value["description"]
         dry_run = json.loads(await next(t for t in toolkit.tools if t.name == "sync_application")
                              .ainvoke({"name": app}))
         rest = [e async for e in conversation.decide({"type": "approve"})]
         synced = await tool_answer(conversation)
 
-    assert [e.kind for e in first if e.kind in ("interrupt", "tool_result")] == ["interrupt"]
+    stops = [type(e) for e in first if isinstance(e, ApprovalRequest | ToolResult)]
+    assert stops == [ApprovalRequest], "nothing ran before the approval"
     assert f"Sync application '{app}'" in prompt
     assert f"Target revision: {dry_run['revision']}" in prompt
     assert f"{dry_run['changes']} resource(s) would change" in prompt
     for resource in dry_run["resources"]:
         assert f"{resource['kind']} {resource['namespace']}/{resource['name']}" in prompt
     assert f"Evidence {dry_run['evidence']}" in prompt
-    assert next(e for e in rest if e.kind == "tool_result").data["status"] == "success"
+    assert next(e for e in rest if isinstance(e, ToolResult)).status == "success"
     assert synced["dry_run"] is False
     assert synced["evidence"] == dry_run["evidence"]
 
@@ -93,7 +95,7 @@ async def test_a_sync_whose_dry_run_changed_after_the_prompt_does_not_run(
         graph = AgentFactory(writable, setup, InMemorySaver()).build(toolkit).graph
         conversation = Conversation(graph, "evidence-changed")
         first = [e async for e in conversation.ask(f"sync {app}")]
-        assert any(e.kind == "interrupt" for e in first)
+        assert any(isinstance(e, ApprovalRequest) for e in first)
         # Someone else syncs the application while the prompt waits: nothing is left to change.
         async with httpx.AsyncClient() as http:
             behind = await http.post(f"{sandbox.url}/api/v1/applications/{app}/sync",
@@ -102,7 +104,7 @@ async def test_a_sync_whose_dry_run_changed_after_the_prompt_does_not_run(
         rest = [e async for e in conversation.decide({"type": "approve"})]
         refused = await tool_answer(conversation)
 
-    assert next(e for e in rest if e.kind == "tool_result").data["status"] == "error"
+    assert next(e for e in rest if isinstance(e, ToolResult)).status == "error"
     assert refused["kind"] == "EvidenceChanged"
     assert "Nothing was synced" in refused["error"] and refused["dry_run"]["changes"] == 0
 
@@ -117,6 +119,6 @@ async def test_a_real_sync_without_a_dry_run_is_never_offered_for_approval(
         graph = AgentFactory(writable, setup, InMemorySaver()).build(toolkit).graph
         events = [e async for e in Conversation(graph, "evidence-none").ask("sync it")]
 
-    assert not any(e.kind == "interrupt" for e in events)
-    result = next(e for e in events if e.kind == "tool_result")
-    assert result.data["status"] == "error" and "Nothing was synced" in result.text
+    assert not any(isinstance(e, ApprovalRequest) for e in events)
+    result = next(e for e in events if isinstance(e, ToolResult))
+    assert result.status == "error" and "Nothing was synced" in result.preview

@@ -25,7 +25,8 @@ from pilothouse.context.events import ActionCounts, counting_actions
 from pilothouse.context.summarizer import Summarizer
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.builder import build_agent
-from pilothouse.runtime.session import Conversation, Event
+from pilothouse.runtime.events import Answer, ContextNote, Event, TurnFailed
+from pilothouse.runtime.session import Conversation
 from pilothouse.testing.scripted_model import ScriptedChatModel, tool_call
 
 RUNS = 20
@@ -140,12 +141,12 @@ async def test_twenty_concurrent_conversations_keep_their_own_counts_and_budgets
 
     assert sum(is_long(n) for n in range(RUNS)) >= 5
     for number, (events, counts) in enumerate(runs):
-        assert [e.text for e in events if e.kind == "error"] == [], marker(number)
-        answers = [e.text for e in events if e.kind == "answer"]
+        assert [e.message for e in events if isinstance(e, TurnFailed)] == [], marker(number)
+        answers = [e.text for e in events if isinstance(e, Answer)]
         assert answers == [f"{marker(number)} answered from {tool_of(number, tools)}"]
         # The run's counts are exactly its own actions, and match what its stream showed.
         assert counts.snapshot() == expected_counts(number, tools), marker(number)
-        streamed = [e.data["action"] for e in events if e.kind == "context"]
+        streamed = [e.action.action for e in events if isinstance(e, ContextNote)]
         assert sorted(streamed) == sorted(a for a, n in counts.snapshot().items()
                                           for _ in range(n))
     # The enclosing count saw every run's actions once.

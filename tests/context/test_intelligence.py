@@ -17,7 +17,8 @@ from pilothouse.context.intelligence import ExpansionMiddleware
 from pilothouse.context.summarizer import Summarizer
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.builder import build_agent
-from pilothouse.runtime.session import Conversation, Event
+from pilothouse.runtime.events import ContextNote, Event, TurnFailed
+from pilothouse.runtime.session import Conversation
 from pilothouse.testing.scripted_model import ScriptedChatModel, tool_call
 
 FACT = "ImagePullBackOff: registry.acme.io/payments:v2.3.1 not found"
@@ -75,8 +76,8 @@ async def test_prioritization_keeps_the_fact_the_last_question_needs(
     settings = make_settings(MAX_CONTEXT_TOKENS="8192")
     setup = scripted_setup([], window=8192, default=step, settings=settings)
     events = await run(setup, settings)
-    assert not [e for e in events if e.kind == "error"]
-    assert any(e.data.get("action") == "summarized" for e in events if e.kind == "context")
+    assert not [e for e in events if isinstance(e, TurnFailed)]
+    assert any(e.action.action == "summarized" for e in events if isinstance(e, ContextNote))
     assert FACT in final_request_text(setup)
 
 
@@ -97,7 +98,8 @@ async def test_follow_up_is_linked_to_the_result_it_refers_to(
     settings = make_settings(MAX_CONTEXT_TOKENS="8192")
     setup = scripted_setup([], window=8192, default=step, settings=settings)
     events = await run(setup, settings)
-    notes = [e.text for e in events if e.kind == "context" and e.data["action"] == "correlated"]
+    notes = [e.action.detail for e in events
+             if isinstance(e, ContextNote) and e.action.action == "correlated"]
     assert any("get_application" in n and "payments-api" in n for n in notes)
     system = setup.chat_model.requests[-1].messages[0]  # type: ignore[attr-defined]
     assert "follows up on the earlier get_application result" in str(system.content)
@@ -129,6 +131,6 @@ async def test_expansion_adds_the_code_a_question_names(
     events = [e async for e in Conversation(graph, "expand").ask("What does build_agent do?")]
 
     assert looked_up == ["What does build_agent do?"]
-    assert any(e.data.get("action") == "expanded" for e in events if e.kind == "context")
+    assert any(e.action.action == "expanded" for e in events if isinstance(e, ContextNote))
     system = setup.chat_model.requests[0].messages[0]  # type: ignore[attr-defined]
     assert "src/pilothouse/runtime/builder.py:90-96" in str(system.content)

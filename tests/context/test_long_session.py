@@ -15,7 +15,8 @@ from pilothouse.config import Settings
 from pilothouse.context.summarizer import Summarizer
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.builder import build_agent
-from pilothouse.runtime.session import Conversation, Event
+from pilothouse.runtime.events import Answer, ContextNote, Event, TurnFailed
+from pilothouse.runtime.session import Conversation
 from pilothouse.testing.scripted_model import ScriptedChatModel, tool_call
 
 WINDOW = 8192
@@ -68,19 +69,19 @@ async def test_sixty_turns_never_exceed_the_window(
     setup = scripted_setup([], window=WINDOW, default=agent_step, settings=settings)
     transcript = await run_session(setup, settings, turns=60)
 
-    errors = [e for turn in transcript for e in turn if e.kind == "error"]
+    errors = [e for turn in transcript for e in turn if isinstance(e, TurnFailed)]
     assert errors == []
     requests = setup.chat_model.requests  # type: ignore[attr-defined]
     assert len(requests) == 120
     reserved = min(settings.max_output_tokens, WINDOW // 4)
     assert max(r.tokens for r in requests) <= WINDOW - reserved
-    answers = [e for turn in transcript for e in turn if e.kind == "answer"]
+    answers = [e for turn in transcript for e in turn if isinstance(e, Answer)]
     assert len(answers) == 60
     actions: dict[str, Any] = {}
     for turn in transcript:
         for event in turn:
-            if event.kind == "context":
-                actions[event.data["action"]] = actions.get(event.data["action"], 0) + 1
+            if isinstance(event, ContextNote):
+                actions[event.action.action] = actions.get(event.action.action, 0) + 1
     # Every oversized output was held, and the history was summarized, not just deleted.
     assert actions.get("truncated", 0) + actions.get("refused_output", 0) == 60
     assert actions.get("summarized", 0) >= 3
@@ -97,6 +98,6 @@ async def test_without_the_layers_the_same_session_overflows(
     )
     setup = scripted_setup([], window=WINDOW, default=agent_step, settings=settings)
     transcript = await run_session(setup, settings, turns=3)
-    errors = [e for turn in transcript for e in turn if e.kind == "error"]
+    errors = [e for turn in transcript for e in turn if isinstance(e, TurnFailed)]
     assert errors, "an 8K model cannot take a 50 KB tool output unguarded"
-    assert "window" in errors[0].text or "fit" in errors[0].text
+    assert "window" in errors[0].message or "fit" in errors[0].message

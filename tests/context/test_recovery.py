@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anthropic
 import httpx
@@ -24,7 +24,8 @@ from pilothouse.context.summarizer import SUMMARY_REQUEST, Summarizer
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.builder import build_agent
 from pilothouse.runtime.checkpoint import open_checkpointer
-from pilothouse.runtime.session import Conversation, Event
+from pilothouse.runtime.events import Answer, ContextNote, Event, ToolResult, TurnFailed
+from pilothouse.runtime.session import Conversation
 from pilothouse.testing.scripted_model import ScriptedChatModel, tool_call
 
 
@@ -61,8 +62,11 @@ async def collect(stream: Any) -> list[Event]:
     return [event async for event in stream]
 
 
-def kinds(events: list[Event], kind: str) -> list[Event]:
-    return [e for e in events if e.kind == kind]
+E = TypeVar("E", bound=Event)
+
+
+def kinds(events: list[Event], kind: type[E]) -> list[E]:
+    return [e for e in events if isinstance(e, kind)]
 
 
 def _openai_overflow() -> Exception:
@@ -131,8 +135,8 @@ async def test_provider_overflow_is_recovered(
 
     events = await collect(conversation.ask("and now?"))
 
-    assert [e.text for e in kinds(events, "answer")] == ["Recovered answer."]
-    actions = [e.data["action"] for e in kinds(events, "context")]
+    assert [e.text for e in kinds(events, Answer)] == ["Recovered answer."]
+    actions = [e.action.action for e in kinds(events, ContextNote)]
     assert "overflow_recovered" in actions and "summarized" in actions
     history = await conversation.history()
     assert len(history) < 30, "the compressed history (from 42 messages) was written back"
@@ -140,7 +144,7 @@ async def test_provider_overflow_is_recovered(
     assert history[-1].content == "Recovered answer."
     # The conversation stays usable: the next question goes through.
     setup.chat_model.script.steps.append("Still here.")  # type: ignore[attr-defined]
-    assert [e.text for e in kinds(await collect(conversation.ask("ok?")), "answer")] == [
+    assert [e.text for e in kinds(await collect(conversation.ask("ok?")), Answer)] == [
         "Still here."]
 
 
@@ -154,9 +158,9 @@ async def test_overflow_twice_gives_a_clear_answer(
     conversation = Conversation(graph, "overflow-twice")
     await graph.aupdate_state(conversation.config, {"messages": history_with_turns(10)})
 
-    answers = kinds(await collect(conversation.ask("and now?")), "answer")
+    answers = kinds(await collect(conversation.ask("and now?")), Answer)
     assert "too large for the model" in answers[0].text
-    assert [e.text for e in kinds(await collect(conversation.ask("again")), "answer")] == [
+    assert [e.text for e in kinds(await collect(conversation.ask("again")), Answer)] == [
         "Fine now."]
 
 
@@ -182,8 +186,8 @@ async def test_interrupted_tool_call_is_repaired_before_the_next_model_call(
 
     events = await collect(conversation.ask("what happened?"))
 
-    assert [e.text for e in kinds(events, "answer")] == ["Answer after repair."]
-    assert any(e.data["action"] == "repaired" for e in kinds(events, "context"))
+    assert [e.text for e in kinds(events, Answer)] == ["Answer after repair."]
+    assert any(e.action.action == "repaired" for e in kinds(events, ContextNote))
     sent = setup.chat_model.requests[-1].messages  # type: ignore[attr-defined]
     orphan_index = next(i for i, m in enumerate(sent) if isinstance(m, AIMessage) and m.tool_calls)
     result = sent[orphan_index + 1]
@@ -201,9 +205,9 @@ async def test_hanging_tool_times_out_and_the_run_goes_on(
 
     events = await collect(Conversation(graph, "timeout").ask("check a"))
 
-    result = kinds(events, "tool_result")[0]
-    assert result.data["status"] == "error" and "did not answer within 0.3 s" in result.text
-    assert [e.text for e in kinds(events, "answer")] == ["The tool was too slow."]
+    result = kinds(events, ToolResult)[0]
+    assert result.status == "error" and "did not answer within 0.3 s" in result.preview
+    assert [e.text for e in kinds(events, Answer)] == ["The tool was too slow."]
 
 
 async def test_failing_tool_becomes_an_error_result(
@@ -214,8 +218,8 @@ async def test_failing_tool_becomes_an_error_result(
 
     events = await collect(Conversation(graph, "broken").ask("check a"))
 
-    assert "connection refused" in kinds(events, "tool_result")[0].text
-    assert kinds(events, "answer")[0].text == "Argo CD is unreachable."
+    assert "connection refused" in kinds(events, ToolResult)[0].preview
+    assert kinds(events, Answer)[0].text == "Argo CD is unreachable."
 
 
 async def test_repeated_identical_calls_are_blocked(
@@ -228,9 +232,9 @@ async def test_repeated_identical_calls_are_blocked(
 
     events = await collect(Conversation(graph, "repeat").ask("check a"))
 
-    results = kinds(events, "tool_result")
-    assert [r.data["status"] for r in results] == ["success", "success", "error"]
-    assert "already called 2 times" in results[-1].text
+    results = kinds(events, ToolResult)
+    assert [r.status for r in results] == ["success", "success", "error"]
+    assert "already called 2 times" in results[-1].preview
 
 
 @pytest.mark.parametrize("failure", ["error", "timeout"])
@@ -256,11 +260,11 @@ async def test_summarizer_failure_falls_back_to_deletion(
 
     events = await collect(conversation.ask("latest?"))
 
-    assert [e.text for e in kinds(events, "answer")] == ["Short answer."]
-    deleted = [e for e in kinds(events, "context") if e.data["action"] == "deleted"]
+    assert [e.text for e in kinds(events, Answer)] == ["Short answer."]
+    deleted = [e for e in kinds(events, ContextNote) if e.action.action == "deleted"]
     assert deleted, "the fallback is announced"
     expected = "summarizer provider is down" if failure == "error" else "timed out"
-    assert expected in deleted[0].text
+    assert expected in deleted[0].action.detail
     history = await conversation.history()
     assert "were removed to fit the context window" in str(history[0].content)
 
@@ -277,10 +281,10 @@ async def test_model_error_is_reported_and_conversation_stays_usable(
     graph = build(make_settings(), setup, checkpointer=InMemorySaver())
     conversation = Conversation(graph, "model-error")
 
-    error = kinds(await collect(conversation.ask("hi")), "error")[0]
-    assert "credentials" in error.text and "sk-proj-Xy12Zw34Ab56Cd78Ef90" not in error.text
-    assert error.data["suggestion"]
-    answers = kinds(await collect(conversation.ask("hi again")), "answer")
+    error = kinds(await collect(conversation.ask("hi")), TurnFailed)[0]
+    assert "credentials" in error.message and "sk-proj-Xy12Zw34Ab56Cd78Ef90" not in error.message
+    assert error.suggestion
+    answers = kinds(await collect(conversation.ask("hi again")), Answer)
     assert [a.text for a in answers] == ["Working again."]
 
 
@@ -300,7 +304,7 @@ async def test_conversation_continues_after_a_restart(
         events = await collect(conversation.ask("second question"))
         history = await conversation.history()
 
-    assert [e.text for e in kinds(events, "answer")] == ["Second answer."]
+    assert [e.text for e in kinds(events, Answer)] == ["Second answer."]
     assert [m.content for m in history] == [
         "first question", "First answer.", "second question", "Second answer."]
     sent = setup.chat_model.requests[0].messages  # type: ignore[attr-defined]

@@ -15,6 +15,7 @@ from pilothouse.config import Settings
 from pilothouse.evals.recorder import ModelRecorder, Usage
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.builder import build_agent
+from pilothouse.runtime.events import Answer
 from pilothouse.runtime.session import Conversation
 from pilothouse.testing.scripted_model import tool_call
 
@@ -57,7 +58,7 @@ async def test_concurrent_runs_each_record_only_their_own_model_calls(
         conversation = Conversation(graph, f"recorded-{number}")
         with recorder.recording() as usage:
             answers = [e.text async for e in conversation.ask(f"run {number}: check them")
-                       if e.kind == "answer"]
+                       if isinstance(e, Answer)]
         assert answers == [f"run {number}: {number} applications checked"]
         return usage
 

@@ -13,7 +13,7 @@ from interfaces_support import OpenAgent, kinds, on_socket, parse_sse
 from langchain_core.tools import tool
 
 from pilothouse.interfaces.api.streaming import EventStreamResponse
-from pilothouse.runtime.session import Event
+from pilothouse.runtime.events import Answer, Event, Token
 from pilothouse.testing.scripted_model import tool_call
 
 STARTED = threading.Event()
@@ -99,7 +99,7 @@ async def run_response(response: EventStreamResponse,
 async def test_a_silent_run_gets_keep_alive_comments_and_ends_with_done() -> None:
     async def slow() -> AsyncIterator[Event]:
         await asyncio.sleep(0.2)
-        yield Event("answer", "finally")
+        yield Answer("finally")
 
     closed: list[bool] = []
     response = EventStreamResponse(slow(), thread_id="t", keepalive_seconds=0.05,
@@ -117,9 +117,9 @@ async def test_a_disconnect_closes_the_event_source_and_reports_cancellation() -
 
     async def endless() -> AsyncIterator[Event]:
         try:
-            yield Event("token", "working")
+            yield Token("working")
             await asyncio.Event().wait()
-            yield Event("answer", "never")
+            yield Answer("never")
         finally:
             finished.append("closed")
 

@@ -14,6 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pilothouse.config import HOSTED_MODEL_TIMEOUT, LOCAL_MODEL_TIMEOUT, Settings
 from pilothouse.models.registry import setup_model
 from pilothouse.runtime.builder import build_agent
+from pilothouse.runtime.events import Answer, TurnFailed
 from pilothouse.runtime.session import Conversation
 from pilothouse.testing.scripted_server import running_scripted_server
 
@@ -56,11 +57,11 @@ async def test_a_stalled_call_ends_with_a_clear_error_and_the_next_turn_works(
         # The client's pooled keep-alive connection, closed here rather than by the GC.
         await setup.chat_model.root_async_client.close()  # type: ignore[attr-defined]
 
-    errors = [e for e in stalled if e.kind == "error"]
-    assert len(errors) == 1 and not any(e.kind == "answer" for e in stalled)
-    assert "did not answer within 0.3 s" in errors[0].text
-    assert "PILOTHOUSE_MODEL_TIMEOUT" in errors[0].data.get("suggestion", "")
-    assert [e.text for e in after if e.kind == "answer"] == ["Here now."]
+    errors = [e for e in stalled if isinstance(e, TurnFailed)]
+    assert len(errors) == 1 and not any(isinstance(e, Answer) for e in stalled)
+    assert "did not answer within 0.3 s" in errors[0].message
+    assert "PILOTHOUSE_MODEL_TIMEOUT" in (errors[0].suggestion or "")
+    assert [e.text for e in after if isinstance(e, Answer)] == ["Here now."]
     contents = [str(m.content) for m in history]
     assert contents[0] == "please stall" and contents[-2:] == ["and now?", "Here now."]
     # Each stalled attempt gave up: one request plus at most the one retry the client allows.

@@ -9,6 +9,8 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, tool
 
+from pilothouse.tools.mcp_connect import ArtifactTool, ToolFailure
+
 
 class JsonLogs:
     """Log lines written to a buffer by `configure_logging(json=True)`, parsed on demand."""
@@ -39,13 +41,17 @@ def broken_tool(reason: str) -> str:
     raise RuntimeError(f"backend unavailable: {reason}")
 
 
-@tool
-def search_resources(query: str) -> str:
+async def _search(query: str) -> tuple[str, ToolFailure]:
     """Search resources; rejects an over-broad query like the Argo CD search does."""
-    return json.dumps({"error": f"Query {query!r} matched 4,321 resources, more than 1,000.",
-                       "suggestion": "Refine the search.", "query": query,
-                       "total_matches": 4321, "limit": 1000,
-                       "breakdown": {"applications": 4321}})
+    payload = {"error": f"Query {query!r} matched 4,321 resources, more than 1,000.",
+               "kind": "SearchTooBroad", "suggestion": "Refine the search.", "query": query,
+               "total_matches": 4321, "limit": 1000, "breakdown": {"applications": 4321}}
+    return json.dumps(payload), ToolFailure(payload)
+
+
+# The same tool type the MCP bridge builds: the refusal travels as the result's artifact.
+search_resources = ArtifactTool.from_function(
+    coroutine=_search, name="search_resources", response_format="content_and_artifact")
 
 
 @tool

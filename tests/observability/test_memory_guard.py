@@ -23,6 +23,7 @@ from pilothouse.observability.memory import (
     MemorySample,
 )
 from pilothouse.runtime.builder import build_agent
+from pilothouse.runtime.events import TurnFailed
 from pilothouse.runtime.session import Conversation
 from pilothouse.sizes import GIB, MIB
 from pilothouse.testing.scripted_model import ScriptedChatModel, tool_call
@@ -129,10 +130,10 @@ async def test_guard_in_a_real_agent_refuses_before_the_model_is_called(
                         checkpointer=InMemorySaver())
     events = [e async for e in Conversation(graph, "guarded").ask("list production apps")]
 
-    (error,) = [e for e in events if e.kind == "error"]
-    assert error.text.startswith("Pilothouse is near its memory budget")
-    assert error.data["kind"] == "ResourceExhaustedError"
-    assert "PILOTHOUSE_MEMORY_LIMIT" in error.data["suggestion"]
+    (error,) = [e for e in events if isinstance(e, TurnFailed)]
+    assert error.message.startswith("Pilothouse is near its memory budget")
+    assert error.payload["kind"] == "ResourceExhaustedError"
+    assert "PILOTHOUSE_MEMORY_LIMIT" in error.suggestion
     assert isinstance(setup.chat_model, ScriptedChatModel)
     assert setup.chat_model.requests == [], "refused work never reaches the model"
 

@@ -124,21 +124,37 @@ async def test_tool_log_line_has_sizes_and_redacted_args_not_contents(
 def test_a2a_hop_carries_the_trace_from_client_to_server(spans: TracingSetup) -> None:
     headers: dict[str, str] = {}
     with a2a_span("argocd", role="client", carrier=headers, task_id="task-1") as client:
-        assert "traceparent" in headers
-        # The remote agent's side, handed only the headers.
-        with pytest.raises(ValueError), a2a_span("supervisor", role="server",
+        assert headers["traceparent"].split("-")[1] == f"{client.get_span_context().trace_id:032x}"
+        # The remote agent's side, handed only the headers (as Starlette gives them).
+        with pytest.raises(ValueError), a2a_span("argocd", role="server", caller="supervisor",
                                                   carrier=dict(headers)) as server:
             raise ValueError("bad token ghp_abcdefghijklmnop")
 
-    found = by_name(spans)
-    (served,) = found["a2a message/send supervisor"]
-    assert served.parent is not None
+    hops = by_name(spans)["a2a SendMessage argocd"]
+    (served,) = [s for s in hops if s.kind is SpanKind.SERVER]
+    (called,) = [s for s in hops if s.kind is SpanKind.CLIENT]
+    assert served.parent is not None and served.parent.is_remote
     assert served.parent.span_id == client.get_span_context().span_id
     assert server.get_span_context().trace_id == client.get_span_context().trace_id
-    assert served.kind is SpanKind.SERVER and served.status.status_code is StatusCode.ERROR
+    assert served.status.status_code is StatusCode.ERROR
     assert served.status.description == "ValueError: bad token [REDACTED]"
-    (called,) = found["a2a message/send argocd"]
+    assert attribute(served, "pilothouse.a2a.caller") == "supervisor"
     assert attribute(called, "pilothouse.a2a.task_id") == "task-1"
+    assert attribute(called, "rpc.system") == "a2a" and attribute(called, "rpc.service") == "argocd"
+
+
+def test_an_a2a_request_without_trace_context_starts_a_trace(spans: TracingSetup) -> None:
+    # Only the request names the server span's parent; a span current in the server's own
+    # context (or a malformed header) must not adopt the request.
+    with get_tracer().start_as_current_span("unrelated") as unrelated:
+        with a2a_span("argocd", role="server", carrier={}) as bare:
+            pass
+        with a2a_span("argocd", role="server", carrier={"traceparent": "garbage"}) as broken:
+            pass
+    ids = {bare.get_span_context().trace_id, broken.get_span_context().trace_id,
+           unrelated.get_span_context().trace_id}
+    assert len(ids) == 3
+    assert all(s.parent is None for s in by_name(spans)["a2a SendMessage argocd"])
 
 
 def test_without_configuration_spans_are_no_ops() -> None:

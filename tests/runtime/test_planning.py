@@ -12,7 +12,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.builder import build_agent
-from pilothouse.runtime.session import Conversation, Event
+from pilothouse.runtime.events import Answer, ApprovalRequest, Event, PlanUpdate, TurnFailed
+from pilothouse.runtime.session import Conversation
 from pilothouse.testing.scripted_model import tool_call
 
 RESTARTED: list[str] = []
@@ -65,24 +66,24 @@ async def test_plan_is_revised_after_feedback_then_approved_and_executed(
     RESTARTED.clear()
 
     first = await collect(conversation.ask("restart the failed job"))
-    approval = [e for e in first if e.kind == "interrupt"]
-    assert len(approval) == 1 and approval[0].data["value"]["name"] == "propose_plan"
+    approval = [e for e in first if isinstance(e, ApprovalRequest)]
+    assert len(approval) == 1 and approval[0].value["name"] == "propose_plan"
     assert RESTARTED == [], "nothing runs before the plan is approved"
 
     second = await collect(conversation.decide(
         {"type": "reject", "message": "Check the logs before restarting."}))
     assert "Check the logs before restarting." in seen_feedback[0]
-    revised = [e for e in second if e.kind == "interrupt"]
-    assert revised[0].data["value"]["args"]["steps"][0]["title"] == "Check the job's last logs"
+    revised = [e for e in second if isinstance(e, ApprovalRequest)]
+    assert revised[0].value["args"]["steps"][0]["title"] == "Check the job's last logs"
     assert RESTARTED == []
 
     third = await collect(conversation.decide({"type": "approve"}))
 
     assert RESTARTED == ["nightly-etl"]
-    assert [e.text for e in third if e.kind == "answer"] == [
+    assert [e.text for e in third if isinstance(e, Answer)] == [
         "The nightly-etl job was restarted after checking its logs."]
-    progress = [e.data for e in third if e.kind == "plan"]
-    assert [p["action"] for p in progress] == ["approved", "step", "step"]
+    progress = [e for e in third if isinstance(e, PlanUpdate)]
+    assert [p.action for p in progress] == ["approved", "step", "step"]
     state = await graph.aget_state(conversation.config)
     assert [s["status"] for s in state.values["plan"]["steps"]] == ["done", "done"]
     # The model saw the plan with its progress on every call after approval.
@@ -97,4 +98,4 @@ async def test_decide_without_a_pending_approval_says_so(
     graph = build_agent(make_settings(), scripted_setup(["hi"]), planning=True,
                         checkpointer=InMemorySaver())
     events = await collect(Conversation(graph, "none").decide({"type": "approve"}))
-    assert events[0].kind == "error" and "Nothing is waiting" in events[0].text
+    assert isinstance(events[0], TurnFailed) and "Nothing is waiting" in events[0].message

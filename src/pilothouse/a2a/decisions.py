@@ -8,7 +8,10 @@ client writes one.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
+
+from langchain.agents.middleware.human_in_the_loop import ApproveDecision, RejectDecision
 
 APPROVE_WORDS = frozenset({"approve", "approved", "yes", "y", "ok", "go", "go ahead"})
 REJECT_WORDS = frozenset({"reject", "rejected", "no", "n", "deny", "denied", "cancel"})
@@ -18,7 +21,7 @@ REPLY_HINT = "Reply 'approve' to go ahead, or 'reject: <reason>' to stop it."
 _DECISION = re.compile(r"^\s*([a-z ]+?)[.!]*\s*(?:[:,-]\s*(.*?))?\s*$", re.IGNORECASE | re.DOTALL)
 
 
-def parse_decision(text: str) -> dict[str, Any] | None:
+def parse_decision(text: str) -> ApproveDecision | RejectDecision | None:
     """`{"type": "approve"}` / `{"type": "reject", "message": ...}`, or None if neither."""
     match = _DECISION.match(text)
     if match is None:
@@ -31,7 +34,7 @@ def parse_decision(text: str) -> dict[str, Any] | None:
     return None
 
 
-def format_decision(decision: dict[str, Any]) -> str:
+def format_decision(decision: Mapping[str, Any]) -> str:
     """The text that `parse_decision` reads back as `decision`."""
     if decision.get("type") == "approve":
         return "approve"

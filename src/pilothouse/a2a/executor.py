@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.context import ServerCallContext
@@ -33,8 +33,21 @@ from langgraph.graph.state import CompiledStateGraph
 from pilothouse.a2a.decisions import REPLY_HINT, parse_decision
 from pilothouse.a2a.namespaces import a2a_thread, caller_name
 from pilothouse.a2a.publisher import TaskPublisher
+from pilothouse.observability.tracing import a2a_span
 from pilothouse.runtime.answer_budget import BUDGET_METADATA_KEY, with_answer_budget
-from pilothouse.runtime.session import Conversation, Event
+from pilothouse.runtime.events import (
+    Answer,
+    ApprovalRequest,
+    ContextNote,
+    Event,
+    PlanUpdate,
+    Token,
+    ToolCalled,
+    ToolResult,
+    TurnFailed,
+    to_wire,
+)
+from pilothouse.runtime.session import Conversation
 from pilothouse.runtime.subagent import describe_interrupt, resolve_open_tool_calls
 from pilothouse.runtime.turn_locks import ConversationBusy, TurnLease, TurnLocks
 
@@ -65,7 +78,8 @@ class ConversationExecutor(AgentExecutor):
 
     def conversation(self, context_id: str, caller: str | None = None) -> Conversation:
         """The conversation of `caller`'s (default: the anonymous local caller's) context."""
-        return Conversation(self.graph, self.thread(caller or caller_name(None), context_id))
+        return Conversation(self.graph, self.thread(caller or caller_name(None), context_id),
+                            agent=self.agent)
 
     async def claim(self, message: Message, call: ServerCallContext) -> TurnLease | None:
         """Claim the conversation `message` continues, before the SDK starts a task for it.
@@ -114,7 +128,7 @@ class ConversationExecutor(AgentExecutor):
             await publisher.status(TaskState.TASK_STATE_WORKING)
             turn = Turn(self.conversation(context_id, caller), context.get_user_input(),
                         _budget(context.metadata.get(BUDGET_METADATA_KEY)))
-            run = asyncio.create_task(self._run(turn, publisher),
+            run = asyncio.create_task(self._run(turn, publisher, _trace_headers(context), caller),
                                       name=f"a2a-{self.agent}-{task_id}")
             # Once the turn has published its end, a follow-up (an approval) may arrive
             # before this frame releases the lease: it waits for the release, not "busy".
@@ -145,37 +159,45 @@ class ConversationExecutor(AgentExecutor):
         publisher = TaskPublisher(event_queue, task_id, context_id, agent=self.agent)
         await publisher.status(TaskState.TASK_STATE_CANCELED, "The task was cancelled.")
 
-    async def _run(self, turn: Turn, publisher: TaskPublisher) -> None:
-        try:
-            await self._publish(turn, publisher)
-        except asyncio.CancelledError:
-            # Shielded: a second cancellation must not leave the calls open.
-            added = await asyncio.shield(resolve_open_tool_calls(turn.conversation))
-            if added:
-                log.info("Resolved %d open tool call(s) of cancelled task %s.", added,
-                         publisher.task_id)
-            raise
-        if publisher.closed:
-            await asyncio.shield(resolve_open_tool_calls(turn.conversation))
+    async def _run(self, turn: Turn, publisher: TaskPublisher, headers: Mapping[str, str],
+                   caller: str) -> None:
+        # The served end of the caller's A2A hop: the turn's spans continue the caller's trace.
+        with a2a_span(self.agent, role="server", carrier=headers, task_id=publisher.task_id,
+                      context_id=publisher.context_id, caller=caller):
+            try:
+                await self._publish(turn, publisher)
+            except asyncio.CancelledError:
+                # Shielded: a second cancellation must not leave the calls open.
+                added = await asyncio.shield(resolve_open_tool_calls(turn.conversation))
+                if added:
+                    log.info("Resolved %d open tool call(s) of cancelled task %s.", added,
+                             publisher.task_id)
+                raise
+            if publisher.closed:
+                await asyncio.shield(resolve_open_tool_calls(turn.conversation))
 
     async def _publish(self, turn: Turn, publisher: TaskPublisher) -> None:
         answer, error, approvals = "", None, []
         async for event in turn.events():
-            if event.kind == "token":
-                await publisher.token(event.text)
-            elif event.kind == "answer":
-                answer = event.text
-            elif event.kind == "interrupt":
-                approvals.append(event.data.get("value"))
-            elif event.kind == "error":
-                error = event
-            else:
-                await publisher.status(TaskState.TASK_STATE_WORKING, _progress_text(event),
-                                       {"kind": event.kind, **_progress_data(event)})
+            match event:
+                case Token(text=text):
+                    await publisher.token(text)
+                case Answer(text=text):
+                    answer = text
+                case ApprovalRequest(value=value):
+                    approvals.append(value)
+                case TurnFailed():
+                    error = event
+                case ToolCalled() | ToolResult() | ContextNote() | PlanUpdate():
+                    await publisher.status(TaskState.TASK_STATE_WORKING, _progress_text(event),
+                                           _progress_data(event))
+                case _:
+                    assert_never(event)
             if publisher.closed:
                 return  # nobody can hear the rest: leaving the loop closes the graph's stream
         if error is not None:
-            await publisher.status(TaskState.TASK_STATE_FAILED, _error_text(error), error.data)
+            await publisher.status(TaskState.TASK_STATE_FAILED, _error_text(error),
+                                   dict(error.payload))
         elif approvals:
             if answer:
                 await publisher.answer(answer)
@@ -211,6 +233,13 @@ class Turn:
             yield event
 
 
+def _trace_headers(context: RequestContext) -> Mapping[str, str]:
+    """The request's HTTP headers (the SDK keeps them in the call state): `traceparent`."""
+    call = context.call_context
+    headers = call.state.get("headers") if call is not None else None
+    return headers if isinstance(headers, Mapping) else {}
+
+
 def _budget(value: Any) -> int | None:
     try:
         return int(value) if value else None
@@ -218,21 +247,29 @@ def _budget(value: Any) -> int | None:
         return None
 
 
-def _progress_text(event: Event) -> str:
-    if event.kind == "tool_call":
-        return f"Calling {event.text}"
-    if event.kind == "tool_result":
-        outcome = "failed" if event.data.get("status") == "error" else "returned"
-        return f"{event.data.get('name')} {outcome} ({event.data.get('chars', 0):,} chars)"
-    return f"{event.kind}: {event.text}"
+def _progress_text(event: ToolCalled | ToolResult | ContextNote | PlanUpdate) -> str:
+    match event:
+        case ToolCalled(name=name):
+            return f"Calling {name}"
+        case ToolResult(name=name, status=status, chars=chars):
+            return f"{name} {'failed' if status == 'error' else 'returned'} ({chars:,} chars)"
+        case ContextNote(action=action):
+            return f"context: {action.detail}"
+        case PlanUpdate(action=action):
+            return f"plan: {action}"
+        case _:
+            assert_never(event)
 
 
 def _progress_data(event: Event) -> dict[str, Any]:
-    if event.kind == "tool_result":
-        return {**event.data, "preview": event.text[:200]}
-    return dict(event.data)
+    """A `working` update's data: the event's wire form, flat (`kind` first, as A2A sends it)."""
+    wire = to_wire(event)
+    data: dict[str, Any] = {"kind": wire["kind"], **wire["data"]}
+    if isinstance(event, ToolResult):
+        data["preview"] = event.preview[:200]
+    return data
 
 
-def _error_text(event: Event) -> str:
-    hint = event.data.get("suggestion")
-    return f"{event.text} What to do: {hint}" if hint else event.text
+def _error_text(event: TurnFailed) -> str:
+    hint = event.suggestion
+    return f"{event.message} What to do: {hint}" if hint else event.message

@@ -1,9 +1,12 @@
 """Publish one task's conversation events to its A2A event queue, knowing when it has closed.
 
-The queue of a task closes under a running agent when its consumer stops (a failure, a server
-shutdown). The SDK then warns once per dropped event: dozens of identical lines per task. Here
-the state is kept per task: the first dropped event logs one warning naming the task, later
-ones are dropped silently, and the executor learns it should stop the run (nobody is listening).
+The events themselves are built and sent by the SDK's `TaskUpdater` (status updates with their
+timestamps and agent messages, artifact chunks, no event after a final state); this module adds
+what it does not do. The queue of a task closes under a running agent when its consumer stops
+(a failure, a server shutdown), and the SDK then warns once per dropped event: dozens of
+identical lines per task. Here the state is kept per task: the first dropped event logs one
+warning naming the task, later ones are dropped silently, and the executor learns it should
+stop the run (nobody is listening).
 
 Tokens are coalesced (a store write per token would be one SQLite write per word) into chunks
 of the `answer` artifact; the final answer replaces the chunks with one clean part, and only
@@ -16,22 +19,13 @@ import contextvars
 import json
 import logging
 import time
-from datetime import UTC, datetime
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from a2a.helpers import new_data_part, new_text_part
 from a2a.server.events import EventQueue
-from a2a.types.a2a_pb2 import (
-    Artifact,
-    Message,
-    Part,
-    Role,
-    Task,
-    TaskArtifactUpdateEvent,
-    TaskState,
-    TaskStatus,
-    TaskStatusUpdateEvent,
-)
+from a2a.server.tasks import TaskUpdater
+from a2a.types.a2a_pb2 import Message, Part, Task, TaskState, TaskStatus
 
 log = logging.getLogger("pilothouse.a2a")
 
@@ -77,6 +71,7 @@ class TaskPublisher:
         self.closed = False
         self.flush_chars = flush_chars
         self.flush_seconds = flush_seconds
+        self.updater = TaskUpdater(queue, task_id, context_id)
         self._pending: list[str] = []
         self._streamed: list[str] = []
         self._last_flush = time.monotonic()
@@ -88,7 +83,8 @@ class TaskPublisher:
             log.warning("A2A event queue closed for task %s (%s agent); dropping its further "
                         "events and stopping the run.", self.task_id, self.agent)
 
-    async def _enqueue(self, event: Any) -> bool:
+    async def _send(self, publish: Callable[[], Awaitable[None]]) -> bool:
+        """Run `publish` (one enqueue) unless the queue is known closed; False once it is."""
         # Every concrete queue has `is_closed`; the abstract base does not declare it.
         is_closed = getattr(self.queue, "is_closed", None)
         if self.closed or (is_closed is not None and is_closed()):
@@ -96,7 +92,7 @@ class TaskPublisher:
             return False
         token = _enqueuing.set(self)
         try:
-            await self.queue.enqueue_event(event)
+            await publish()
         finally:
             _enqueuing.reset(token)
         return not self.closed
@@ -105,26 +101,22 @@ class TaskPublisher:
         parts: list[Part] = [new_text_part(text)] if text else []
         if data:
             parts.append(new_data_part(_json_safe(data)))
-        return Message(role=Role.ROLE_AGENT, message_id=f"{self.task_id}-{time.time_ns()}",
-                       task_id=self.task_id, context_id=self.context_id, parts=parts)
+        return self.updater.new_agent_message(parts)
 
     async def open_task(self, user_message: Message) -> bool:
-        """Announce a new task (the first event of a task must be the Task itself)."""
-        return await self._enqueue(Task(
+        """Announce a new task (the first event of a task must be the Task itself, which
+        `TaskUpdater` does not send)."""
+        return await self._send(lambda: self.queue.enqueue_event(Task(
             id=self.task_id, context_id=self.context_id,
             status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
-            history=[user_message]))
+            history=[user_message])))
 
     async def status(self, state: TaskState, text: str = "",
                      data: dict[str, Any] | None = None) -> bool:
         """A status update; pending answer chunks go out first."""
         await self.flush()
-        status = TaskStatus(state=state)
-        status.timestamp.FromDatetime(datetime.now(UTC))
-        if text or data:
-            status.message.CopyFrom(self._message(text, data))
-        return await self._enqueue(TaskStatusUpdateEvent(
-            task_id=self.task_id, context_id=self.context_id, status=status))
+        message = self._message(text, data) if text or data else None
+        return await self._send(lambda: self.updater.update_status(state, message=message))
 
     async def token(self, text: str) -> bool:
         """Buffer streamed answer text; flush when enough has gathered."""
@@ -152,8 +144,6 @@ class TaskPublisher:
         return await self._artifact(text, append=False, last=True)
 
     async def _artifact(self, text: str, *, append: bool, last: bool) -> bool:
-        return await self._enqueue(TaskArtifactUpdateEvent(
-            task_id=self.task_id, context_id=self.context_id,
-            artifact=Artifact(artifact_id=f"{self.task_id}-{ANSWER_ARTIFACT}",
-                              name=ANSWER_ARTIFACT, parts=[new_text_part(text)]),
-            append=append, last_chunk=last))
+        return await self._send(lambda: self.updater.add_artifact(
+            [new_text_part(text)], artifact_id=f"{self.task_id}-{ANSWER_ARTIFACT}",
+            name=ANSWER_ARTIFACT, append=append, last_chunk=last))

@@ -2,10 +2,15 @@
 
 The card is fetched on first use and again after `card_ttl_seconds` or any connection failure,
 so an agent that was down when the supervisor started (or restarted since) is picked up on the
-next call. A call is bounded by `timeout_seconds`; a timed-out task is cancelled on the remote
-side. Every failure becomes a reply that names the agent and the reason. With an `api_key`
-(PILOTHOUSE_AGENTS_<NAME>_KEY) every request carries `Authorization: Bearer <key>`, as the
-agent's card asks; the remote agent files the supervisor's tasks under that key's identity.
+next call. A call is bounded by `timeout_seconds`; a timed-out task, or one whose caller was
+cancelled, is cancelled on the remote side before the call returns. Parallel calls of one thread
+take turns here (the agent would refuse the second as busy). Replies are read from the
+structured parts the executor sends (approval requests, error and suggestion), so they are
+word for word those of `InProcessSubAgent`. Every failure becomes a reply that names the agent
+and the reason. Each call is an A2A client span whose `traceparent` the agent continues.
+With an `api_key` (PILOTHOUSE_AGENTS_<NAME>_KEY) every request carries `Authorization: Bearer
+<key>`, as the agent's card asks; the remote agent files the supervisor's tasks under that
+key's identity.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ import uuid
 from typing import Any
 
 import httpx
-from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
+from a2a.client import A2ACardResolver, Client, ClientCallContext, ClientConfig, ClientFactory
+from a2a.helpers import get_data_parts
 from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
     ListTasksRequest,
@@ -33,8 +39,17 @@ from a2a.utils.errors import A2AError
 
 from pilothouse.a2a.card import rebase_card
 from pilothouse.a2a.decisions import format_decision
+from pilothouse.observability.tracing import a2a_span
 from pilothouse.runtime.answer_budget import BUDGET_METADATA_KEY
-from pilothouse.runtime.subagent import SubAgentReply, unavailable
+from pilothouse.runtime.session import ApprovalDecision
+from pilothouse.runtime.subagent import (
+    SubAgentReply,
+    describe_interrupt,
+    not_waiting,
+    run_failed,
+    unavailable,
+)
+from pilothouse.runtime.turn_locks import TurnLocks
 
 log = logging.getLogger("pilothouse.a2a")
 
@@ -49,6 +64,19 @@ def _text(parts: Any) -> str:
     return "\n".join(p.text for p in parts if p.HasField("text"))
 
 
+def _data(parts: Any) -> dict[str, Any]:
+    """The structured part of a status message (the executor sends at most one)."""
+    found = [d for d in get_data_parts(parts) if isinstance(d, dict)]
+    return found[0] if found else {}
+
+
+def _approval_text(data: dict[str, Any]) -> str:
+    """The pending approvals of an `input-required` status, rendered as in process (from the
+    interrupt values the executor sends, not its text, which adds a hint for people)."""
+    requests = data.get("requests") if data.get("kind") == "approval" else None
+    return "\n".join(describe_interrupt(v) for v in requests) if requests else ""
+
+
 class _Reading:
     """What one streamed task said so far: its id, state, answer and last status message."""
 
@@ -57,6 +85,9 @@ class _Reading:
         self.state = TaskState.TASK_STATE_UNSPECIFIED
         self.answer = ""
         self.status_text = ""
+        self.status_data: dict[str, Any] = {}
+        #: The message went out (a call still waiting for its turn has no task to cancel).
+        self.sent = False
 
     def take(self, response: StreamResponse) -> None:
         if response.HasField("task"):
@@ -68,6 +99,7 @@ class _Reading:
             self.state = response.status_update.status.state
             if response.status_update.status.HasField("message"):
                 self.status_text = _text(response.status_update.status.message.parts)
+                self.status_data = _data(response.status_update.status.message.parts)
         elif response.HasField("artifact_update"):
             update = response.artifact_update
             self.task_id = self.task_id or update.task_id
@@ -95,6 +127,9 @@ class RemoteSubAgent:
                                        headers=headers)
         self._client: Client | None = None
         self._fetched_at = 0.0
+        # The agent refuses a second message on a busy context; parallel calls of one
+        # supervisor thread wait their turn here instead, as they do in process.
+        self._turns = TurnLocks()
 
     async def _connect(self) -> Client:
         fresh = time.monotonic() - self._fetched_at < self.card_ttl_seconds
@@ -117,13 +152,15 @@ class RemoteSubAgent:
 
     async def waiting(self, thread_id: str) -> str | None:
         task = await self._waiting_task(thread_id)
-        return None if task is None else _text(task.status.message.parts) or "Approval needed."
+        if task is None:
+            return None
+        parts = task.status.message.parts
+        return _approval_text(_data(parts)) or _text(parts) or "Approval needed."
 
-    async def decide(self, thread_id: str, decision: dict[str, Any]) -> SubAgentReply:
+    async def decide(self, thread_id: str, decision: ApprovalDecision) -> SubAgentReply:
         task = await self._waiting_task(thread_id)
         if task is None:
-            return SubAgentReply(self.name, "failed",
-                                 f"The {self.name} agent is not waiting for an approval.")
+            return not_waiting(self.name)
         return await self._send(format_decision(decision), thread_id, task_id=task.id)
 
     async def _waiting_task(self, thread_id: str) -> Any:
@@ -154,35 +191,70 @@ class RemoteSubAgent:
             return unavailable(self.name, f"it cannot be reached at {self.url} ({error})")
         reading = _Reading()
         try:
-            async with asyncio.timeout(self.timeout_seconds):
-                async for response in client.send_message(request):
-                    reading.take(response)
+            async with asyncio.timeout(self.timeout_seconds), self._turns.queued(thread_id):
+                try:
+                    await self._stream(client, request, reading)
+                except asyncio.CancelledError:
+                    # Timed out, or the caller gave up (its own turn was cancelled): stop the
+                    # remote run, still holding the thread's turn, and only then go on.
+                    if reading.sent:
+                        await asyncio.shield(self._cancel(client, reading.task_id, thread_id))
+                    raise
         except TimeoutError:
-            await self._cancel(client, reading.task_id)
             return unavailable(self.name, f"it did not answer within {self.timeout_seconds:g} s")
         except (A2AError, httpx.HTTPError) as error:
             self._forget()
             return unavailable(self.name, f"the connection was lost mid-answer ({error})")
         return self._reply(reading)
 
+    async def _stream(self, client: Client, request: SendMessageRequest,
+                      reading: _Reading) -> None:
+        """Read the task's events into `reading`, the call traced as one A2A hop: the
+        `traceparent` header carries the trace, so the agent's spans join the caller's."""
+        headers: dict[str, str] = {}
+        with a2a_span(self.name, role="client", carrier=headers,
+                      context_id=request.message.context_id) as span:
+            call = ClientCallContext(service_parameters=headers)
+            reading.sent = True
+            async for response in client.send_message(request, context=call):
+                reading.take(response)
+            if reading.task_id:
+                span.set_attribute("pilothouse.a2a.task_id", reading.task_id)
+
     def _reply(self, reading: _Reading) -> SubAgentReply:
         if reading.state == TaskState.TASK_STATE_COMPLETED:
             return SubAgentReply(self.name, "completed", reading.answer)
         if reading.state == TaskState.TASK_STATE_INPUT_REQUIRED:
-            return SubAgentReply(self.name, "input_required", reading.status_text)
+            return SubAgentReply(self.name, "input_required",
+                                 _approval_text(reading.status_data) or reading.status_text)
         if reading.state in (TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_REJECTED):
+            error, hint = reading.status_data.get("error"), reading.status_data.get("suggestion")
+            if isinstance(error, str) and error:
+                return run_failed(self.name, error, hint if isinstance(hint, str) else None)
             return unavailable(self.name, reading.status_text or "its run failed")
         return unavailable(self.name, "its answer stream ended before the task finished "
                                       f"(state {TaskState.Name(reading.state)})")
 
-    async def _cancel(self, client: Client, task_id: str) -> None:
-        if not task_id:
-            return
+    async def _cancel(self, client: Client, task_id: str, thread_id: str) -> None:
+        """Cancel the task of this call and wait until the agent has stopped its run.
+
+        Cancelled before the task's first event arrived, the call knows no task id: the
+        thread's unfinished task is then the one (calls of one thread take turns here).
+        """
         try:
             async with asyncio.timeout(5):
-                await client.cancel_task(CancelTaskRequest(id=task_id))
+                ids = [task_id] if task_id else await self._unfinished(client, thread_id)
+                for task in ids:
+                    await client.cancel_task(CancelTaskRequest(id=task))
         except (A2AError, httpx.HTTPError, TimeoutError) as error:
-            log.info("Could not cancel %s task %s: %s", self.name, task_id, error)
+            log.info("Could not cancel %s task %s: %s", self.name, task_id or thread_id, error)
+
+    @staticmethod
+    async def _unfinished(client: Client, thread_id: str) -> list[str]:
+        page = await client.list_tasks(ListTasksRequest(context_id=context_id(thread_id),
+                                                        page_size=10))
+        running = (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
+        return [t.id for t in page.tasks if t.status.state in running]
 
     async def aclose(self) -> None:
         await self._http.aclose()

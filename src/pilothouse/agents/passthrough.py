@@ -10,15 +10,30 @@ still pending, several agents, or an agent the question names still to ask go to
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TypedDict
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from pilothouse.models.tokens import message_text
+from pilothouse.runtime.subagent import ReplyState
 
-#: How the supervisor's tool says a sub-agent needs one more approval: that goes to the model.
+#: How the supervisor's tool tells the model a sub-agent needs one more approval.
 ANOTHER_APPROVAL = "needs another approval"
+
+
+class AskResult(TypedDict):
+    """The artifact of an `ask_<agent>` result: which agent replied, and in what state."""
+
+    agent: str
+    state: ReplyState
+
+
+def awaits_approval(result: ToolMessage) -> bool:
+    """Whether an `ask_<agent>` result says the agent still waits for an approval."""
+    artifact = result.artifact
+    return isinstance(artifact, Mapping) and artifact.get("state") == "input_required"
 
 
 def single_answer(request: ModelRequest) -> str | None:
@@ -39,7 +54,7 @@ def single_answer(request: ModelRequest) -> str | None:
             and result.tool_call_id == call.tool_calls[0]["id"]):
         return None
     text = message_text(result).strip()
-    return text if text and ANOTHER_APPROVAL not in text else None
+    return text if text and not awaits_approval(result) else None
 
 
 class SingleAnswerMiddleware(AgentMiddleware):

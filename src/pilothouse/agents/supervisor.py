@@ -18,7 +18,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.types import interrupt
 from pydantic import BaseModel, Field
 
-from pilothouse.agents.passthrough import ANOTHER_APPROVAL, SingleAnswerMiddleware
+from pilothouse.agents.passthrough import ANOTHER_APPROVAL, AskResult, SingleAnswerMiddleware
 from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter, RoutingHintMiddleware
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.models.registry import ModelSetup
@@ -68,7 +68,7 @@ def approval_request(agent: SubAgent, question: str, request: str) -> dict[str, 
 def subagent_tool(agent: SubAgent, *, counter: TokenCounter, budget_tokens: int) -> BaseTool:
     """`ask_<name>`: one question to `agent` in this conversation's thread, answer in budget."""
 
-    async def ask(question: str, config: RunnableConfig) -> str:
+    async def ask(question: str, config: RunnableConfig) -> tuple[str, AskResult]:
         thread = str((config.get("configurable") or {}).get("thread_id", "default"))
         # One approval per call: after a resume LangGraph runs the tool again from the top,
         # and the sub-agent is then the one that knows an approval is pending.
@@ -81,21 +81,25 @@ def subagent_tool(agent: SubAgent, *, counter: TokenCounter, budget_tokens: int)
         decision = interrupt(approval_request(agent, question, request))
         reply = await agent.decide(thread, decision)
         if reply.state == "input_required":
+            # The text is for the model; the artifact tells the layers (no passthrough).
             return (f"The {agent.name} agent {ANOTHER_APPROVAL}: {reply.text} Call "
-                    f"ask_{agent.name} again to put it to the user.")
+                    f"ask_{agent.name} again to put it to the user.",
+                    AskResult(agent=agent.name, state=reply.state))
         return _finish(reply, counter, budget_tokens)
 
     return StructuredTool.from_function(
         coroutine=ask, name=f"ask_{agent.name}", args_schema=AskInput,
         description=f"Ask the {agent.name} agent. {agent.description}",
-        handle_tool_error=True,
+        handle_tool_error=True, response_format="content_and_artifact",
     )
 
 
-def _finish(reply: SubAgentReply, counter: TokenCounter, budget_tokens: int) -> str:
+def _finish(reply: SubAgentReply, counter: TokenCounter,
+            budget_tokens: int) -> tuple[str, AskResult]:
     if reply.state == "failed":
         raise ToolException(reply.text)  # an error result the model must report, not a crash
-    return fit_to_budget(reply.text, budget_tokens, counter, agent=reply.agent)
+    return (fit_to_budget(reply.text, budget_tokens, counter, agent=reply.agent),
+            AskResult(agent=reply.agent, state=reply.state))
 
 
 def supervisor_prompt(agents: Sequence[SubAgent]) -> str:

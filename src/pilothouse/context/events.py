@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from langgraph.config import get_stream_writer
 
@@ -28,21 +28,23 @@ from pilothouse.observability.metrics import record_context_action
 
 logger = logging.getLogger("pilothouse.context")
 
-ACTIONS = ("summarized", "deleted", "shrunk", "truncated", "refused_output", "repaired",
-           "overflow_recovered", "tool_failed", "tool_timeout", "repeat_blocked",
-           "correlated", "expanded")
+ActionName = Literal["summarized", "deleted", "shrunk", "truncated", "refused_output",
+                     "repaired", "overflow_recovered", "tool_failed", "tool_timeout",
+                     "repeat_blocked", "correlated", "expanded"]
+ACTIONS: tuple[ActionName, ...] = get_args(ActionName)
 
 
 @dataclass(frozen=True)
 class ContextAction:
     """One thing a context-safety layer did to the conversation."""
 
-    action: str
+    action: ActionName
     detail: str
     layer: str
     numbers: dict[str, int] = field(default_factory=dict)
 
     def as_event(self) -> dict[str, Any]:
+        """The action as JSON (the `data` of a `context` event on the wire)."""
         return {"type": "context", **asdict(self)}
 
 
@@ -59,7 +61,7 @@ class ActionCounts:
         self._lock = threading.Lock()
         self._parent = parent
 
-    def add(self, action: str) -> None:
+    def add(self, action: ActionName) -> None:
         with self._lock:
             self._counts[action] += 1
         if self._parent is not None:
@@ -100,4 +102,4 @@ def report(action: ContextAction) -> None:
         writer = get_stream_writer()
     except RuntimeError:  # called outside a graph run (unit tests, benchmarks)
         return
-    writer(action.as_event())
+    writer(action)  # the typed action itself: the conversation turns it into an event

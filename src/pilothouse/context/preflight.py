@@ -28,7 +28,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from pilothouse.context.compression import CompressionResult, Compressor
-from pilothouse.context.events import ContextAction, report
+from pilothouse.context.events import ActionName, ContextAction, report
 from pilothouse.errors import ContextBudgetError
 from pilothouse.models.tokens import TokenCounter
 
@@ -66,7 +66,9 @@ def report_compression(result: CompressionResult, layer: str) -> None:
     """Tell the user what a compression did (summaries and deletions name their counts)."""
     if result.method == "none":
         return
-    action = {"summary": "summarized", "deletion": "deleted", "shrink": "shrunk"}[result.method]
+    actions: dict[str, ActionName] = {"summary": "summarized", "deletion": "deleted",
+                                      "shrink": "shrunk"}
+    action = actions[result.method]
     report(ContextAction(
         action,
         f"{result.note}: {result.tokens_before:,} -> {result.tokens_after:,} tokens",

@@ -22,8 +22,9 @@ from pilothouse.evals.cases import Case, Turn
 from pilothouse.evals.checks import Check, TurnOutcome, check_turn
 from pilothouse.evals.environment import CANARY_TEXT, EvalWorld
 from pilothouse.evals.recorder import ModelRecorder, Usage
-from pilothouse.models.tokens import message_text
-from pilothouse.runtime.session import Conversation, Event
+from pilothouse.observability.middleware import is_search_rejection
+from pilothouse.runtime.events import Answer, Event, TurnFailed
+from pilothouse.runtime.session import ApprovalDecision, Conversation
 from pilothouse.runtime.subagent import subagent_thread
 
 #: Approvals answered per turn before the harness gives up (a model re-proposing forever).
@@ -73,9 +74,9 @@ async def _ask(conversation: Conversation, question: str, approval: str) -> tupl
     approvals = 0
     while (pending := await conversation.pending()) and approvals < MAX_APPROVALS:
         approvals += 1
-        decision: dict[str, Any] = ({"type": "approve"} if approval == "approve"
+        decision: ApprovalDecision = ({"type": "approve"} if approval == "approve"
                                     else {"type": "reject", "message": REJECTION})
-        events += [e async for e in conversation.decide(decision, pending[0].data.get("id"))]
+        events += [e async for e in conversation.decide(decision, pending[0].id)]
     return events, approvals
 
 
@@ -138,8 +139,8 @@ class CaseRunner:
             except TimeoutError:
                 events, approvals = [], 0
                 errors.append(f"no answer within {self.turn_timeout:g} s")
-        answers = [e.text for e in events if e.kind == "answer" and e.text.strip()]
-        errors += [e.text for e in events if e.kind == "error"]
+        answers = [e.text for e in events if isinstance(e, Answer) and e.text.strip()]
+        errors += [e.message for e in events if isinstance(e, TurnFailed)]
         context = actions.snapshot()
         # Counted once per turn: the case's total so far, less the earlier turns' share.
         rejected_so_far = await self._search_rejections(conversation.thread_id)
@@ -162,6 +163,6 @@ class CaseRunner:
         count = 0
         for name, agent in self.world.specialists.items():
             history = await Conversation(agent.graph, subagent_thread(name, thread)).history()
-            count += sum(1 for m in history if isinstance(m, ToolMessage)
-                         and '"total_matches"' in (text := message_text(m)) and '"error"' in text)
+            count += sum(1 for m in history
+                         if isinstance(m, ToolMessage) and is_search_rejection(m))
         return count

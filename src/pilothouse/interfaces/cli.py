@@ -19,7 +19,8 @@ from pilothouse.evals.cli import eval_command
 from pilothouse.interfaces.render import EventPrinter, progress_bar
 from pilothouse.interfaces.serve import serve_command
 from pilothouse.observability.operations import operations
-from pilothouse.runtime.session import Conversation, event_as_json
+from pilothouse.runtime.events import TurnFailed, event_as_json
+from pilothouse.runtime.session import ApprovalDecision, Conversation
 from pilothouse.sandbox.argocd.cli import sandbox_cli as argocd_sandbox_cli
 from pilothouse.sandbox.github.cli import sandbox_cli as github_sandbox_cli
 from pilothouse.tools.argocd.cli import mcp_cli as argocd_mcp_cli
@@ -99,7 +100,7 @@ async def _ask(settings: Settings, question: str, thread: str, as_json: bool,
                               soft_wrap=True)
                 else:
                     printer.show(event)
-                failed = failed or event.kind == "error"
+                failed = failed or isinstance(event, TurnFailed)
             waiting = bool(await conversation.pending())
     if waiting:
         err.print("[yellow]This run is waiting for your approval.[/] Approve or reject it with "
@@ -150,13 +151,13 @@ async def _chat(settings: Settings, thread: str, agent: str) -> None:
 async def _answer_approvals(conversation: Conversation, printer: EventPrinter) -> None:
     """Ask the person about each pending approval and continue the run with the decision."""
     while pending := await conversation.pending():
-        value = pending[0].data.get("value") or {}
+        value = pending[0].value or {}
         what = value.get("description") or f"{value.get('name')} {value.get('args')}"
         err.print(f"[yellow]Approval needed:[/] {what}")
         answer = (await asyncio.to_thread(input, "approve? [y/N/reason to reject] ")).strip()
-        decision: dict[str, Any] = {"type": "approve"} if answer.lower() in {"y", "yes"} else {
+        decision: ApprovalDecision = {"type": "approve"} if answer.lower() in {"y", "yes"} else {
             "type": "reject", "message": answer or "The user declined."}
-        async for event in conversation.decide(decision, pending[0].data.get("id")):
+        async for event in conversation.decide(decision, pending[0].id):
             printer.show(event)
 
 

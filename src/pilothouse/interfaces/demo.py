@@ -14,6 +14,7 @@ from rich.rule import Rule
 from pilothouse.agents.factory import open_configured_agent
 from pilothouse.config import Settings
 from pilothouse.interfaces.render import EventPrinter, progress_bar
+from pilothouse.runtime.events import TurnFailed
 from pilothouse.runtime.session import Conversation
 
 GENERAL_QUESTIONS = [
@@ -61,5 +62,5 @@ async def run_demo(settings: Settings, questions: list[str], out: Console, err: 
                                             assistant.name)
                 async for event in conversation.ask(question):
                     printer.show(event)
-                    failures += event.kind == "error"
+                    failures += isinstance(event, TurnFailed)
     return 1 if failures else 0

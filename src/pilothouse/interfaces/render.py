@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, assert_never
 
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-from pilothouse.runtime.session import Event
+from pilothouse.runtime.events import (
+    Answer,
+    ApprovalRequest,
+    ContextNote,
+    Event,
+    PlanUpdate,
+    Token,
+    ToolCalled,
+    ToolResult,
+    TurnFailed,
+)
 
 
-def _args(args: dict[str, Any]) -> str:
+def _args(args: Mapping[str, Any]) -> str:
     text = ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in args.items())
     return text if len(text) <= 160 else text[:157] + "..."
 
@@ -29,41 +39,42 @@ class EventPrinter:
         self._streaming = False
 
     def show(self, event: Event) -> None:
-        if event.kind == "token":
+        if isinstance(event, Token):
             if self.out.is_terminal:
                 self.out.print(event.text, end="", markup=False, highlight=False)
                 self._streaming = True
             return
-        if self._streaming and event.kind != "answer":
+        if self._streaming and not isinstance(event, Answer):
             self.out.print()
             self._streaming = False
-        if event.kind == "tool_call":
-            self.err.print(f"[cyan]→ {event.text}[/]({_args(event.data.get('args', {}))})",
-                           highlight=False)
-        elif event.kind == "tool_result":
-            status = event.data.get("status")
-            colour = "red" if status == "error" else "dim"
-            chars = event.data.get("chars", 0)
-            first = event.text.splitlines()[0][:120] if event.text else ""
-            self.err.print(f"[{colour}]← {event.data.get('name')}: {chars:,} chars  {first}[/]",
-                           markup=True, highlight=False)
-        elif event.kind == "context":
-            self.err.print(f"[magenta]⚙ context: {event.text}[/]", highlight=False)
-        elif event.kind == "interrupt":
-            self.err.print(f"[yellow]approval needed:[/] {event.data.get('value')}")
-        elif event.kind == "error":
-            self.err.print(f"[bold red]Error:[/] {event.text}", highlight=False)
-            hint = event.data.get("suggestion")
-            if hint:
-                self.err.print(f"[yellow]What to do:[/] {hint}", highlight=False)
-        elif event.kind == "answer":
-            if self._streaming:
-                self.out.print()
-                self._streaming = False
-            elif self.out.is_terminal:
-                self.out.print(Markdown(event.text))
-            else:
-                self.out.print(event.text, markup=False, highlight=False)
+        match event:
+            case ToolCalled(name=name, args=args):
+                self.err.print(f"[cyan]→ {name}[/]({_args(args)})", highlight=False)
+            case ToolResult(name=name, status=status, chars=chars, preview=preview):
+                colour = "red" if status == "error" else "dim"
+                first = preview.splitlines()[0][:120] if preview else ""
+                self.err.print(f"[{colour}]← {name}: {chars:,} chars  {first}[/]",
+                               markup=True, highlight=False)
+            case ContextNote(action=action):
+                self.err.print(f"[magenta]⚙ context: {action.detail}[/]", highlight=False)
+            case PlanUpdate():
+                pass  # the plan's steps show as the tool calls that carry them out
+            case ApprovalRequest(value=value):
+                self.err.print(f"[yellow]approval needed:[/] {value}")
+            case TurnFailed(message=message, suggestion=hint):
+                self.err.print(f"[bold red]Error:[/] {message}", highlight=False)
+                if hint:
+                    self.err.print(f"[yellow]What to do:[/] {hint}", highlight=False)
+            case Answer(text=text):
+                if self._streaming:
+                    self.out.print()
+                    self._streaming = False
+                elif self.out.is_terminal:
+                    self.out.print(Markdown(text))
+                else:
+                    self.out.print(text, markup=False, highlight=False)
+            case _:
+                assert_never(event)
 
 
 @contextmanager

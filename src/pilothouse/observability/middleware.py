@@ -32,8 +32,9 @@ from pilothouse.redaction import scrub
 logger = logging.getLogger("pilothouse.calls")
 
 _ARGS_LOG_LIMIT = 300
-# The Argo CD search's rejection payload is small; a larger result is not one.
-_REJECTION_SCAN_LIMIT = 16_384
+#: The `kind` of the Argo CD search's refusal (`tools.argocd.search.SearchTooBroad`), named
+#: here because observability sits below the tools and may not import them.
+SEARCH_TOO_BROAD = "SearchTooBroad"
 
 
 def _chars(content: Any) -> int:
@@ -71,17 +72,10 @@ def _outcome(error: BaseException) -> str:
 
 
 def is_search_rejection(message: ToolMessage) -> bool:
-    """Whether a tool result is the search cap's `{error, total_matches, limit, ...}` payload."""
-    content = message.content
-    if not isinstance(content, str) or len(content) > _REJECTION_SCAN_LIMIT:
-        return False
-    if '"total_matches"' not in content:
-        return False
-    try:
-        payload = json.loads(content)
-    except ValueError:
-        return False
-    return isinstance(payload, dict) and {"error", "total_matches", "limit"} <= payload.keys()
+    """Whether a tool result is the search cap's refusal, read from its structured artifact."""
+    artifact = message.artifact
+    return (message.status == "error" and isinstance(artifact, Mapping)
+            and artifact.get("kind") == SEARCH_TOO_BROAD)
 
 
 class _Call(ABC):

@@ -1,4 +1,8 @@
-"""OpenTelemetry tracing: the process's tracer provider and spans for A2A hops.
+"""OpenTelemetry tracing: the process's tracer provider, turn spans and spans for A2A hops.
+
+An A2A hop is traced on both ends (`a2a_span`): the supervisor's `RemoteSubAgent` sends the W3C
+trace context in the request's headers, and the agent's executor continues it, so one trace
+spans the supervisor and every agent it asked.
 
 Spans go to an OTLP collector when an endpoint is configured, to stderr only when asked for
 (a console exporter on by default would bury the CLI's output), and to memory for tests. Without
@@ -222,33 +226,37 @@ def turn_span(
 
 @contextmanager
 def a2a_span(
-    peer: str,
+    agent: str,
     *,
     role: Literal["client", "server"],
-    carrier: MutableMapping[str, str] | None = None,
-    method: str = "message/send",
+    carrier: MutableMapping[str, str] | Mapping[str, str] | None = None,
+    method: str = "SendMessage",
     task_id: str | None = None,
     context_id: str | None = None,
+    caller: str | None = None,
 ) -> Iterator[Span]:
-    """A span for one A2A hop that joins the caller's and the callee's traces.
+    """The span of one A2A hop to `agent`, on either end, joining the two ends' traces.
 
-    As the `client`, the trace context is injected into `carrier` (the outgoing HTTP headers);
-    as the `server`, the parent is extracted from `carrier` (the incoming headers), so the remote
-    agent's work appears under the supervisor's request in one trace.
+    As the `client` (the supervisor's `RemoteSubAgent`) the span's trace context is injected
+    into `carrier`, the request's headers (W3C `traceparent`); as the `server` (the agent's
+    executor) the parent is extracted from `carrier`, the incoming headers, so the agent's turn,
+    model and tool spans appear under the supervisor's request in one trace.
     """
     parent = propagate.extract(carrier or {}) if role == "server" else None
-    attributes: dict[str, str] = {"rpc.system": "a2a", "rpc.method": method,
-                                  "pilothouse.a2a.peer": peer, "pilothouse.a2a.role": role}
+    attributes: dict[str, str] = {"rpc.system": "a2a", "rpc.service": agent, "rpc.method": method,
+                                  "gen_ai.agent.name": agent, "pilothouse.a2a.role": role}
     if task_id:
         attributes["pilothouse.a2a.task_id"] = task_id
     if context_id:
         attributes["pilothouse.a2a.context_id"] = context_id
+    if caller:
+        attributes["pilothouse.a2a.caller"] = caller
     kind = SpanKind.SERVER if role == "server" else SpanKind.CLIENT
     with get_tracer().start_as_current_span(
-        f"a2a {method} {peer}", context=parent, kind=kind, attributes=attributes,
+        f"a2a {method} {agent}", context=parent, kind=kind, attributes=attributes,
         record_exception=False, set_status_on_exception=False,
     ) as span:
-        if role == "client" and carrier is not None:
+        if role == "client" and isinstance(carrier, MutableMapping):
             propagate.inject(carrier)
         try:
             yield span

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, TypeAlias, cast
 
+from langchain.agents.middleware.human_in_the_loop import (
+    ApproveDecision,
+    EditDecision,
+    RejectDecision,
+)
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
@@ -19,23 +22,28 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StreamMode
 
+from pilothouse.context.events import ContextAction
 from pilothouse.context.summarizer import INTERNAL_TAG
 from pilothouse.errors import PilothouseError
 from pilothouse.observability.logging import bind_request_context
 from pilothouse.observability.metrics import track_conversation
 from pilothouse.observability.tracing import turn_span
 from pilothouse.runtime.errors import describe_failure
+from pilothouse.runtime.events import (
+    Answer,
+    ApprovalRequest,
+    ContextNote,
+    Event,
+    PlanUpdate,
+    Token,
+    ToolCalled,
+    ToolResult,
+    TurnFailed,
+)
 
 STREAM_MODES: list[StreamMode] = ["messages", "updates", "custom"]
-
-
-@dataclass(frozen=True)
-class Event:
-    """One thing that happened during a turn; `kind` says which."""
-
-    kind: str  # token | tool_call | tool_result | context | plan | answer | interrupt | error
-    text: str = ""
-    data: dict[str, Any] = field(default_factory=dict)
+#: A person's answer to an approval: LangChain's gate reads exactly these shapes.
+ApprovalDecision: TypeAlias = ApproveDecision | RejectDecision | EditDecision
 
 
 def _text(message: BaseMessage) -> str:
@@ -67,14 +75,14 @@ class Conversation:
         async for event in self._stream({"messages": [HumanMessage(content=question)]}):
             yield event
 
-    async def pending(self) -> list[Event]:
+    async def pending(self) -> list[ApprovalRequest]:
         """The approvals this conversation is waiting for (empty when none)."""
         snapshot = await self.graph.aget_state(self.config)
-        return [Event("interrupt", "", {"value": item.value, "id": item.id})
+        return [ApprovalRequest(item.id, item.value)
                 for task in snapshot.tasks for item in task.interrupts]
 
     async def decide(
-        self, decision: dict[str, Any], interrupt_id: str | None = None
+        self, decision: ApprovalDecision, interrupt_id: str | None = None
     ) -> AsyncIterator[Event]:
         """Answer a pending approval and continue the run.
 
@@ -82,10 +90,11 @@ class Conversation:
         `{"type": "edit", "edited_action": {...}}`; without `interrupt_id` it answers every
         pending approval.
         """
-        ids = [interrupt_id] if interrupt_id else [e.data["id"] for e in await self.pending()]
+        ids = [interrupt_id] if interrupt_id else [e.id for e in await self.pending()]
         if not ids:
-            yield Event("error", "Nothing is waiting for approval in this conversation.",
-                        {"suggestion": "Ask a question first; approvals appear as they arise."})
+            yield TurnFailed("Nothing is waiting for approval in this conversation.",
+                             {"suggestion": "Ask a question first; approvals appear as they "
+                                            "arise."})
             return
         async for event in self._stream(Command(resume={i: decision for i in ids})):
             yield event
@@ -117,28 +126,23 @@ class Conversation:
                         and _text(message)
                     ):
                         streamed_text = True
-                        yield Event("token", _text(message))
-                elif mode == "custom" and isinstance(chunk, dict):
-                    if chunk.get("type") == "context":
-                        yield Event("context", chunk.get("detail", ""), dict(chunk))
-                    elif chunk.get("type") == "plan":
-                        yield Event("plan", str(chunk.get("action", "")), dict(chunk))
+                        yield Token(_text(message))
+                elif mode == "custom":
+                    custom = _from_custom(chunk)
+                    if custom is not None:
+                        yield custom
                 elif mode == "updates":
                     for event in self._from_update(chunk, streamed_text):
                         yield event
-        except PilothouseError as error:
-            yield Event("error", error.message, error.to_payload())
         except Exception as error:
-            failure = describe_failure(error)
-            yield Event("error", failure.message, failure.to_payload())
+            yield turn_failed(describe_failure(error))
 
     @staticmethod
     def _from_update(update: dict[str, Any], streamed_text: bool) -> list[Event]:
         events: list[Event] = []
         for node, value in update.items():
             if node == "__interrupt__":
-                for item in value:
-                    events.append(Event("interrupt", "", {"value": item.value, "id": item.id}))
+                events.extend(ApprovalRequest(item.id, item.value) for item in value)
                 continue
             # Only the model and tool nodes add messages; middleware nodes rewrite history
             # (summaries, repairs), which must not be replayed as new events. A node that
@@ -152,28 +156,32 @@ class Conversation:
                     messages.extend(added)
             for message in messages:
                 if isinstance(message, AIMessage) and message.tool_calls:
-                    for call in message.tool_calls:
-                        events.append(Event(
-                            "tool_call", call["name"],
-                            {"id": call["id"], "name": call["name"], "args": call["args"]},
-                        ))
+                    events.extend(ToolCalled(call["id"] or "", call["name"], call["args"])
+                                  for call in message.tool_calls)
                 elif isinstance(message, AIMessage):
-                    usage = dict(message.usage_metadata or {})
-                    events.append(Event("answer", _text(message),
-                                        {"streamed": streamed_text, "usage": usage}))
+                    events.append(Answer(_text(message), streamed_text,
+                                         dict(message.usage_metadata or {})))
                 elif isinstance(message, ToolMessage):
                     content = _text(message)
-                    events.append(Event(
-                        "tool_result", _preview(content),
-                        {"name": message.name, "id": message.tool_call_id,
-                         "status": message.status, "chars": len(content)},
-                    ))
+                    events.append(ToolResult(message.tool_call_id, message.name, message.status,
+                                             _preview(content), len(content)))
         return events
 
 
-def event_as_json(event: Event) -> str:
-    """One event as a JSON line (for `pilothouse ask --json` and logs), shaped as the API's.
+def turn_failed(error: PilothouseError) -> TurnFailed:
+    """The event of a turn that failed with `error` (its payload says what to do)."""
+    return TurnFailed(error.message, error.to_payload())
 
-    `data` stays nested: spread at the top, an error's `kind` (its class) replaced the event's.
-    """
-    return json.dumps({"kind": event.kind, "text": event.text, "data": event.data}, default=str)
+
+def _from_custom(chunk: Any) -> Event | None:
+    """The event for what a layer wrote to the custom stream, if it is one we show."""
+    if isinstance(chunk, ContextAction):
+        return ContextNote(chunk)
+    # The planning tools write `{"type": "plan", "action": ..., "plan": ..., ...}`.
+    if isinstance(chunk, dict) and chunk.get("type") == "plan":
+        action = chunk.get("action")
+        if action == "approved" or action == "step":
+            return PlanUpdate(action, chunk.get("plan") or {}, chunk.get("step"),
+                              chunk.get("status"), chunk.get("note", ""))
+    return None
+

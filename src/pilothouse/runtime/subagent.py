@@ -4,7 +4,11 @@ One interface, two implementations: `InProcessSubAgent` (here) runs the agent's 
 this process; `RemoteSubAgent` (`pilothouse.a2a.remote`) talks A2A to a URL. The supervisor
 cannot tell them apart, so the same supervisor runs on one machine or across many. Neither
 raises for an agent that fails, hangs or is down: the reply says so (`state="failed"`), and the
-supervisor answers the rest of the question.
+supervisor answers the rest of the question. A call cancelled by its caller stops the agent's
+run (its open tool calls resolved) before the cancellation reaches the caller. Both
+implementations pass one conformance suite (tests/a2a/test_subagent_conformance.py), reply for
+reply; the reply texts are built here (`unavailable`, `run_failed`, `not_waiting`,
+`describe_interrupt`) for both.
 """
 
 from __future__ import annotations
@@ -12,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, assert_never
 
 from langchain_core.messages import RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
@@ -21,7 +26,18 @@ from langgraph.graph.state import CompiledStateGraph
 
 from pilothouse.context.orphans import repair_tool_pairs
 from pilothouse.runtime.answer_budget import with_answer_budget
-from pilothouse.runtime.session import Conversation, Event
+from pilothouse.runtime.events import (
+    Answer,
+    ApprovalRequest,
+    ContextNote,
+    Event,
+    PlanUpdate,
+    Token,
+    ToolCalled,
+    ToolResult,
+    TurnFailed,
+)
+from pilothouse.runtime.session import ApprovalDecision, Conversation
 from pilothouse.runtime.turn_locks import TurnLocks
 
 ReplyState = Literal["completed", "input_required", "failed"]
@@ -53,7 +69,7 @@ class SubAgent(Protocol):
         """The approval the sub-agent is waiting for in `thread_id`, as text, or None."""
         ...
 
-    async def decide(self, thread_id: str, decision: dict[str, Any]) -> SubAgentReply:
+    async def decide(self, thread_id: str, decision: ApprovalDecision) -> SubAgentReply:
         """Answer the pending approval ({"type": "approve"} or reject with a message)."""
         ...
 
@@ -67,6 +83,16 @@ def unavailable(agent: str, reason: str) -> SubAgentReply:
     return SubAgentReply(agent, "failed", (
         f"The {agent} agent is unavailable: {reason}. Its part of the answer is missing; "
         f"answer the rest and tell the user to ask again about {agent} later."))
+
+
+def run_failed(agent: str, message: str, suggestion: str | None = None) -> SubAgentReply:
+    """The reply for an agent whose run failed: its error, and what to do about it."""
+    return unavailable(agent, message + (f" ({suggestion})" if suggestion else ""))
+
+
+def not_waiting(agent: str) -> SubAgentReply:
+    """The reply to a decision when the agent has no approval pending."""
+    return SubAgentReply(agent, "failed", f"The {agent} agent is not waiting for an approval.")
 
 
 def subagent_thread(agent: str, parent_thread: str) -> str:
@@ -107,6 +133,18 @@ async def resolve_open_tool_calls(conversation: Conversation) -> int:
     return added
 
 
+@asynccontextmanager
+async def resolved_when_stopped(conversation: Conversation) -> AsyncIterator[None]:
+    """A turn stopped from outside (a timeout, the caller's cancellation) leaves no tool call
+    without its result; held inside the turn lock, so the next turn finds the repair done."""
+    try:
+        yield
+    except asyncio.CancelledError:
+        # Shielded: a second cancellation must not leave the calls open.
+        await asyncio.shield(resolve_open_tool_calls(conversation))
+        raise
+
+
 class InProcessSubAgent:
     """A sub-agent whose graph runs in this process (threads `sub:<name>:<supervisor thread>`,
     which no caller can address from outside).
@@ -135,10 +173,12 @@ class InProcessSubAgent:
 
     async def waiting(self, thread_id: str) -> str | None:
         pending = await self._conversation(thread_id).pending()
-        return "\n".join(describe_interrupt(e.data.get("value")) for e in pending) or None
+        return "\n".join(describe_interrupt(e.value) for e in pending) or None
 
-    async def decide(self, thread_id: str, decision: dict[str, Any]) -> SubAgentReply:
+    async def decide(self, thread_id: str, decision: ApprovalDecision) -> SubAgentReply:
         conversation = self._conversation(thread_id)
+        if not await conversation.pending():
+            return not_waiting(self.name)
         return await self._collect(conversation, conversation.decide(decision))
 
     async def aclose(self) -> None:
@@ -149,20 +189,24 @@ class InProcessSubAgent:
         answer, approvals, error = "", [], None
         try:
             async with asyncio.timeout(self.timeout_seconds), \
-                    self._turns.queued(conversation.thread_id):
+                    self._turns.queued(conversation.thread_id), \
+                    resolved_when_stopped(conversation):
                 async for event in events:
-                    if event.kind == "answer":
-                        answer = event.text
-                    elif event.kind == "interrupt":
-                        approvals.append(describe_interrupt(event.data.get("value")))
-                    elif event.kind == "error":
-                        error = event
+                    match event:
+                        case Answer(text=text):
+                            answer = text
+                        case ApprovalRequest(value=value):
+                            approvals.append(describe_interrupt(value))
+                        case TurnFailed():
+                            error = event
+                        case Token() | ToolCalled() | ToolResult() | ContextNote() | PlanUpdate():
+                            pass  # the supervisor reads the answer, not the work behind it
+                        case _:
+                            assert_never(event)
         except TimeoutError:
-            await asyncio.shield(resolve_open_tool_calls(conversation))
             return unavailable(self.name, f"it did not answer within {self.timeout_seconds:g} s")
         if error is not None:
-            hint = error.data.get("suggestion")
-            return unavailable(self.name, error.text + (f" ({hint})" if hint else ""))
+            return run_failed(self.name, error.message, error.suggestion)
         if approvals:
             return SubAgentReply(self.name, "input_required", "\n".join(approvals))
         return SubAgentReply(self.name, "completed", answer)

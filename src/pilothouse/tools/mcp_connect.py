@@ -5,6 +5,10 @@ names the 2.x SDK removed, so this is the small part of it we need, on `mcp.Clie
 long-lived session per server (the adapters' default opens a session, for stdio a whole
 process, per tool call), each MCP tool as a `StructuredTool` with the server's own JSON schema,
 and tool errors (`is_error`) returned to the model as error results rather than raised.
+
+The model reads a result's text; code reads its structured content, kept as the `ToolMessage`
+artifact (for an error, the `{error, kind, suggestion, ...}` of `tool_server`), so a layer that
+needs to know what a result says (a search refused as too broad) never parses the text.
 """
 
 from __future__ import annotations
@@ -12,15 +16,18 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
 from mcp import Client, StdioServerParameters
 
 from pilothouse.errors import ConfigurationError
 from pilothouse.tools.mcp_support import stdio_server
 
-__all__ = ["as_langchain_tool", "open_mcp_tools", "result_text", "stdio_server"]
+__all__ = ["ArtifactTool", "ToolFailure", "as_langchain_tool", "open_mcp_tools", "result_text",
+           "stdio_server"]
 
 
 def result_text(result: Any) -> str:
@@ -34,27 +41,52 @@ def result_text(result: Any) -> str:
     return ""
 
 
+@dataclass(frozen=True)
+class ToolFailure:
+    """The artifact an `ArtifactTool` coroutine returns for a failed call: the error payload."""
+
+    payload: dict[str, Any] | None
+
+
+class ArtifactTool(StructuredTool):
+    """A tool whose result keeps its structured content as the `ToolMessage` artifact.
+
+    The coroutine returns `(text, structured)`; for a failure, `(text, ToolFailure(payload))`.
+    LangChain turns a raised `ToolException` into an error result with text only, which would
+    drop the payload; here the failure becomes an error result that keeps it as the artifact.
+    """
+
+    response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
+
+    async def arun(self, *args: Any, **kwargs: Any) -> Any:
+        output = await super().arun(*args, **kwargs)
+        if isinstance(output, ToolMessage) and isinstance(output.artifact, ToolFailure):
+            output.status = "error"
+            output.artifact = output.artifact.payload
+        return output
+
+
 def as_langchain_tool(client: Client, name: str, description: str,
                       schema: dict[str, Any]) -> BaseTool:
     """One MCP tool as a LangChain tool that calls it over `client`'s session."""
 
-    async def call(**arguments: Any) -> str:
+    async def call(**arguments: Any) -> tuple[str, Any]:
         result = await client.call_tool(name, arguments)
         text = result_text(result)
         if result.is_error:
-            raise ToolException(text or f"{name} failed without a message")
-        return text
+            failure = ToolFailure(result.structured_content)
+            return text or f"{name} failed without a message", failure
+        return text, result.structured_content
 
     def call_sync(**arguments: Any) -> str:
         raise NotImplementedError("MCP tools are asynchronous; run the agent with ainvoke")
 
-    return StructuredTool(
+    return ArtifactTool(
         name=name,
         description=description or name,
         args_schema=schema,
         func=call_sync,
         coroutine=call,
-        handle_tool_error=True,  # ToolException -> an error result the model can act on
     )
 
 

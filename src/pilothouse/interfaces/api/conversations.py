@@ -14,7 +14,8 @@ from pilothouse.interfaces.api.identity import Identity
 from pilothouse.interfaces.api.runtime import ApiRuntime, get_runtime, not_found, valid_thread_id
 from pilothouse.interfaces.api.security import current_identity
 from pilothouse.interfaces.api.streaming import EventStreamResponse
-from pilothouse.runtime.session import Event
+from pilothouse.runtime.events import ApprovalRequest
+from pilothouse.runtime.session import ApprovalDecision
 
 Runtime = Annotated[ApiRuntime, Depends(get_runtime)]
 Caller = Annotated[Identity, Depends(current_identity)]
@@ -88,8 +89,8 @@ class ConversationDetail(ConversationOut):
     pending: list[PendingApproval]
 
 
-def _pending(events: list[Event]) -> list[PendingApproval]:
-    return [PendingApproval(id=e.data["id"], value=dict(e.data["value"])) for e in events]
+def _pending(events: list[ApprovalRequest]) -> list[PendingApproval]:
+    return [PendingApproval(id=e.id, value=dict(e.value)) for e in events]
 
 
 @router.post("", status_code=201, response_model=ConversationOut)
@@ -186,7 +187,7 @@ async def decide(thread_id: str, body: Decision, runtime: Runtime,
     lease = await runtime.claim(thread_id)
     try:
         await runtime.find(thread_id, caller)
-        waiting = [e.data["id"] for e in await conversation.pending()]
+        waiting = [e.id for e in await conversation.pending()]
         if not waiting:
             raise ApiError(409, f"Conversation {thread_id} is not waiting for an approval.",
                            "Approvals appear as `interrupt` events; see GET .../pending.")
@@ -197,9 +198,9 @@ async def decide(thread_id: str, body: Decision, runtime: Runtime,
     except BaseException:
         lease.release()
         raise
-    decision: dict[str, Any] = {"type": body.decision}
+    decision: ApprovalDecision = {"type": "approve"}
     if body.decision == "reject":
-        decision["message"] = body.message or "The user rejected this action."
+        decision = {"type": "reject", "message": body.message or "The user rejected this action."}
     return EventStreamResponse(conversation.decide(decision, body.interrupt_id),
                                thread_id=thread_id, on_close=lease.release,
                                on_cancel=lease.client_left,

@@ -22,7 +22,8 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from pilothouse.runtime.errors import describe_failure
-from pilothouse.runtime.session import Event
+from pilothouse.runtime.events import Event, WireEvent, WireKind, done_wire, to_wire
+from pilothouse.runtime.session import turn_failed
 
 logger = logging.getLogger("pilothouse.api")
 
@@ -34,15 +35,14 @@ class StreamObserver(Protocol):
     """What a stream reports (to metrics)."""
 
     def stream_started(self) -> None: ...
-    def stream_event(self, kind: str) -> None: ...
+    def stream_event(self, kind: WireKind) -> None: ...
     def stream_ended(self, *, cancelled: bool) -> None: ...
 
 
-def sse_frame(event: Event) -> bytes:
+def sse_frame(event: WireEvent) -> bytes:
     """One event as an SSE frame: `event: <kind>` and a JSON `data:` line."""
-    payload = json.dumps({"kind": event.kind, "text": event.text, "data": event.data},
-                         default=str, ensure_ascii=False)
-    return f"event: {event.kind}\ndata: {payload}\n\n".encode()
+    payload = json.dumps(event, default=str, ensure_ascii=False)
+    return f"event: {event['kind']}\ndata: {payload}\n\n".encode()
 
 
 class EventStreamResponse(Response):
@@ -106,8 +106,7 @@ class EventStreamResponse(Response):
             async for event in self.events:
                 queue.put_nowait(event)
         except Exception as error:  # a broken run still ends its stream with an error event
-            failure = describe_failure(error)
-            queue.put_nowait(Event("error", failure.message, failure.to_payload()))
+            queue.put_nowait(turn_failed(describe_failure(error)))
         finally:
             queue.put_nowait(None)
 
@@ -129,15 +128,15 @@ class EventStreamResponse(Response):
                 event, getter = getter.result(), None
                 if event is None:
                     break
+                wire = to_wire(event)
                 if self.observer:
-                    self.observer.stream_event(event.kind)
-                await send({"type": "http.response.body", "body": sse_frame(event),
+                    self.observer.stream_event(wire["kind"])
+                await send({"type": "http.response.body", "body": sse_frame(wire),
                             "more_body": True})
         finally:
             if getter is not None:
                 getter.cancel()
-        done_event = Event("done", "", {"thread_id": self.thread_id})
-        await send({"type": "http.response.body", "body": sse_frame(done_event),
+        await send({"type": "http.response.body", "body": sse_frame(done_wire(self.thread_id)),
                     "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, assert_never
 
 from textual import work
 from textual.app import App, ComposeResult
@@ -28,8 +28,19 @@ from pilothouse.interfaces.api.runtime import describe_agent
 from pilothouse.interfaces.tui.dialogs import NEW_CONVERSATION, ApprovalDialog, ConversationSwitcher
 from pilothouse.interfaces.tui.widgets import ActivityPanel, ChatView, short_args
 from pilothouse.models.registry import ModelSetup
+from pilothouse.runtime.events import (
+    Answer,
+    ApprovalRequest,
+    ContextNote,
+    Event,
+    PlanUpdate,
+    Token,
+    ToolCalled,
+    ToolResult,
+    TurnFailed,
+)
 from pilothouse.runtime.handle import AgentHandle, OpenAgent
-from pilothouse.runtime.session import Conversation, Event
+from pilothouse.runtime.session import Conversation
 
 CSS = """
 #main { height: 1fr; }
@@ -220,14 +231,15 @@ class PilothouseApp(App[None]):
         assert self.conversation is not None
         while pending := await self.conversation.pending():
             item = pending[0]
-            value = dict(item.data["value"])
+            value = dict(item.value)
             decision = await self.push_screen_wait(ApprovalDialog(value))
             name = value.get("name", "action")
-            if decision["type"] == "approve":
-                await self.activity.add(f"✔ approved {name}", "approval")
+            if decision["type"] == "reject":
+                reason = decision.get("message", "")
+                await self.activity.add(f"✘ rejected {name}: {reason}", "approval")
             else:
-                await self.activity.add(f"✘ rejected {name}: {decision['message']}", "approval")
-            await self.consume(self.conversation.decide(decision, item.data["id"]))
+                await self.activity.add(f"✔ approved {name}", "approval")
+            await self.consume(self.conversation.decide(decision, item.id))
 
     async def consume(self, events: AsyncIterator[Event]) -> None:
         async for event in events:
@@ -235,17 +247,21 @@ class PilothouseApp(App[None]):
         await self.chat.finish_draft()
 
     async def show(self, event: Event) -> None:
-        if event.kind == "token":
-            await self.chat.add_token(event.text)
-        elif event.kind == "answer":
-            await self.chat.add_answer(event.text)
-        elif event.kind == "error":
-            await self.chat.finish_draft()
-            await self.chat.add_error(event.text, event.data.get("suggestion"))
-        else:
-            if event.kind == "tool_call":
+        match event:
+            case Token(text=text):
+                await self.chat.add_token(text)
+            case Answer(text=text):
+                await self.chat.add_answer(text)
+            case TurnFailed(message=message, suggestion=suggestion):
                 await self.chat.finish_draft()
-            await self.activity.show(event)
+                await self.chat.add_error(message, suggestion)
+            case ToolCalled():
+                await self.chat.finish_draft()
+                await self.activity.show(event)
+            case ToolResult() | ContextNote() | PlanUpdate() | ApprovalRequest():
+                await self.activity.show(event)
+            case _:
+                assert_never(event)
 
 
 def tui_app(settings: Settings, *, thread_id: str | None = None,

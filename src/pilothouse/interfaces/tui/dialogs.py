@@ -15,6 +15,7 @@ from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from pilothouse.interfaces.api.registry import ConversationRecord
+from pilothouse.runtime.session import ApprovalDecision
 
 NEW_CONVERSATION = "__new__"
 
@@ -30,7 +31,7 @@ def describe_action(value: dict[str, Any]) -> str:
     return json.dumps(args, indent=2, default=str)
 
 
-class ApprovalDialog(ModalScreen[dict[str, Any]]):
+class ApprovalDialog(ModalScreen[ApprovalDecision]):
     """Asks the person to approve or reject one action; dismisses with the decision."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "reject", "Reject")]

@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, assert_never
 
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 
-from pilothouse.runtime.session import Event
+from pilothouse.runtime.events import (
+    Answer,
+    ApprovalRequest,
+    ContextNote,
+    Event,
+    PlanUpdate,
+    Token,
+    ToolCalled,
+    ToolResult,
+    TurnFailed,
+)
 
 
-def short_args(args: dict[str, Any], limit: int = 70) -> str:
+def short_args(args: Mapping[str, Any], limit: int = 70) -> str:
     """`key="value", ...` cut to `limit` characters."""
     text = ", ".join(f"{key}={json.dumps(value, default=str)}" for key, value in args.items())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -85,24 +96,23 @@ class ActivityPanel(VerticalScroll):
 
     async def show(self, event: Event) -> None:
         """Add the activity line for `event`, if it is activity."""
-        data = event.data
-        if event.kind == "tool_call":
-            await self.add(f"→ {data.get('name')}({short_args(data.get('args') or {})})",
-                           "tool-call")
-        elif event.kind == "tool_result":
-            failed = data.get("status") == "error"
-            await self.add(f"{'✘' if failed else '←'} {data.get('name')}: "
-                           f"{data.get('chars', 0):,} chars  {first_line(event.text)}",
-                           "tool-error" if failed else "tool-result")
-        elif event.kind == "context":
-            await self.add(f"⚙ context: {event.text}", "context")
-        elif event.kind == "plan":
-            plan = data.get("plan") or {}
-            if data.get("action") == "approved":
-                text = f"📋 plan approved: {plan.get('goal', '')}"
-            else:
-                text = f"📋 step {data.get('step')} {data.get('status')} {data.get('note', '')}"
-            await self.add(text.strip(), "plan")
-        elif event.kind == "interrupt":
-            value = data.get("value") or {}
-            await self.add(f"… waiting for approval: {value.get('name', 'action')}", "approval")
+        match event:
+            case ToolCalled(name=name, args=args):
+                await self.add(f"→ {name}({short_args(args)})", "tool-call")
+            case ToolResult(name=name, status=status, chars=chars, preview=preview):
+                failed = status == "error"
+                await self.add(f"{'✘' if failed else '←'} {name}: {chars:,} chars  "
+                               f"{first_line(preview)}", "tool-error" if failed else "tool-result")
+            case ContextNote(action=action):
+                await self.add(f"⚙ context: {action.detail}", "context")
+            case PlanUpdate(action="approved", plan=plan):
+                await self.add(f"📋 plan approved: {plan.get('goal', '')}".strip(), "plan")
+            case PlanUpdate(step=step, status=status, note=note):
+                await self.add(f"📋 step {step} {status} {note}".strip(), "plan")
+            case ApprovalRequest(value=value):
+                name = (value or {}).get("name", "action")
+                await self.add(f"… waiting for approval: {name}", "approval")
+            case Token() | Answer() | TurnFailed():
+                pass  # the chat view shows these
+            case _:
+                assert_never(event)

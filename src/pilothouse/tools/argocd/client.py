@@ -22,7 +22,12 @@ import httpx
 from pilothouse.config import Settings
 from pilothouse.errors import ConfigurationError, UpstreamError
 from pilothouse.tools.argocd.errors import ARGOCD, CREDENTIALS_HINT, http_error
-from pilothouse.tools.http_api.client import ERROR_BODY_BYTES, HttpApiClient, ItemCallback
+from pilothouse.tools.http_api.client import (
+    ERROR_BODY_BYTES,
+    HttpApiClient,
+    HttpMethod,
+    ItemCallback,
+)
 from pilothouse.tools.http_api.errors import too_large
 
 MiB = 1024 * 1024
@@ -159,7 +164,7 @@ class ArgoCDClient(HttpApiClient):
         self._redact.add(self._token)
 
     @asynccontextmanager
-    async def _open(self, method: str, path: str, *, params: Params = None,
+    async def _open(self, method: HttpMethod, path: str, *, params: Params = None,
                     body: Mapping[str, Any] | None = None,
                     subject: str | None = None) -> AsyncIterator[httpx.Response]:
         """Send with retries; yield a streaming 2xx response or raise the mapped error."""

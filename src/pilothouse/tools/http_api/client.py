@@ -14,7 +14,7 @@ import logging
 import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 import httpx
 import ijson
@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 MiB = 1024 * 1024
 #: How much of an error body is read to find its message.
 ERROR_BODY_BYTES = 64 * 1024
+#: The methods the tool clients send: reads, and Argo CD's sync.
+HttpMethod = Literal["GET", "POST"]
 #: Called with each item of a streamed array; True stops the stream early.
 ItemCallback = Callable[[dict[str, Any]], bool | None]
 _SCALAR_EVENTS = frozenset({"number", "boolean", "string"})
