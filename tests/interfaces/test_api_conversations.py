@@ -15,6 +15,7 @@ from interfaces_support import (
     parse_sse,
 )
 
+from pilothouse.runtime.subagent import subagent_thread
 from pilothouse.testing.scripted_model import tool_call
 
 
@@ -142,3 +143,18 @@ async def test_delete_forgets_the_conversation_and_its_messages(
         assert (await client.get("/conversations/gone")).status_code == 404
         assert (await client.get("/conversations")).json()["total"] == 0
         assert (await client.delete("/conversations/gone")).status_code == 404
+
+
+async def test_delete_also_forgets_the_supervisors_threads_with_its_agents(
+    make_open_agent: Callable[..., OpenAgent], make_app: Callable[..., FastAPI]
+) -> None:
+    app = make_app(make_open_agent(["First answer.", "Inner answer."]))
+    async with in_process(app) as client:
+        await client.post("/conversations/gone/ask", json={"question": "hello"})
+        graph = app.state.runtime.graph
+        # A sub-agent's thread as the supervisor leaves it: its own checkpoints, same store.
+        inner = {"configurable": {"thread_id": subagent_thread("argocd", "gone")}}
+        await graph.ainvoke({"messages": [("user", "inner question")]}, inner)
+        assert await graph.checkpointer.aget_tuple(inner) is not None
+        assert (await client.delete("/conversations/gone")).status_code == 204
+        assert await graph.checkpointer.aget_tuple(inner) is None

@@ -36,7 +36,7 @@ class Token:
 class ToolCalled:
     """The model asked for a tool call."""
 
-    id: str
+    id: str | None
     name: str
     args: Mapping[str, Any]
 

@@ -156,7 +156,7 @@ class Conversation:
                     messages.extend(added)
             for message in messages:
                 if isinstance(message, AIMessage) and message.tool_calls:
-                    events.extend(ToolCalled(call["id"] or "", call["name"], call["args"])
+                    events.extend(ToolCalled(call["id"], call["name"], call["args"])
                                   for call in message.tool_calls)
                 elif isinstance(message, AIMessage):
                     events.append(Answer(_text(message), streamed_text,

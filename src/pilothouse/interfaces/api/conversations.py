@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Query, Response
 from pydantic import BaseModel, Field
 
 from pilothouse.a2a.namespaces import is_reserved
+from pilothouse.agents.registry import SPECIALISTS
 from pilothouse.interfaces.api.errors import ApiError
 from pilothouse.interfaces.api.history import render_history
 from pilothouse.interfaces.api.identity import Identity
@@ -16,6 +17,7 @@ from pilothouse.interfaces.api.security import current_identity
 from pilothouse.interfaces.api.streaming import EventStreamResponse
 from pilothouse.runtime.events import ApprovalRequest
 from pilothouse.runtime.session import ApprovalDecision
+from pilothouse.runtime.subagent import subagent_thread
 
 Runtime = Annotated[ApiRuntime, Depends(get_runtime)]
 Caller = Annotated[Identity, Depends(current_identity)]
@@ -136,7 +138,9 @@ async def delete_conversation(thread_id: str, runtime: Runtime,
     try:
         checkpointer = runtime.graph.checkpointer
         if checkpointer not in (None, True, False):
-            await checkpointer.adelete_thread(thread_id)  # type: ignore[union-attr]
+            # The supervisor's threads with its in-process agents go with the conversation.
+            for thread in (thread_id, *(subagent_thread(n, thread_id) for n in SPECIALISTS)):
+                await checkpointer.adelete_thread(thread)  # type: ignore[union-attr]
         await runtime.registry.delete(thread_id)
     finally:
         lease.release()
