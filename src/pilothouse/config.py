@@ -53,6 +53,29 @@ _AGENTS = "PILOTHOUSE_AGENTS_"
 LOCAL_SUMMARY_TIMEOUT = 180.0
 
 
+#: The MCP tool servers, for PILOTHOUSE_MCP_<SERVER>_TOOLS and _EXCLUDE_TOOLS.
+MCP_SERVERS = ("argocd", "github", "shell", "rag")
+_MCP = "PILOTHOUSE_MCP_"
+
+
+def _mcp_tool_lists(env: Mapping[str, str], suffix: str) -> dict[str, tuple[str, ...]]:
+    """Per server, the tool names of PILOTHOUSE_MCP_<SERVER><suffix> (set, even if empty)."""
+    lists: dict[str, tuple[str, ...]] = {}
+    for key, value in env.items():
+        if not (key.startswith(_MCP) and key.endswith(suffix)):
+            continue
+        server = key[len(_MCP):-len(suffix)].lower()
+        if suffix == "_TOOLS" and server.endswith("_exclude"):
+            continue  # PILOTHOUSE_MCP_<SERVER>_EXCLUDE_TOOLS, read with its own suffix
+        if server not in MCP_SERVERS:
+            raise ConfigurationError(
+                f"{key} names no MCP server.",
+                hint=f"Use PILOTHOUSE_MCP_<SERVER>{suffix} with SERVER one of "
+                     f"{', '.join(s.upper() for s in MCP_SERVERS)}.")
+        lists[server] = _split(value)
+    return lists
+
+
 def check_model(model: str, source: str) -> str:
     """`model` when it looks like `provider:model` with a known provider; `source` names it."""
     if ":" not in model:
@@ -208,6 +231,12 @@ class Settings:
     agent_timeout_seconds: float = 180.0
     agent_answer_tokens: int | None = None
     workspace_set: bool = False
+
+    # MCP tool servers: read-only hides every writing tool of every server; per server
+    # (PILOTHOUSE_MCP_<SERVER>_TOOLS / _EXCLUDE_TOOLS) only or all but the tools named.
+    mcp_read_only: bool = False
+    mcp_tools: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    mcp_exclude_tools: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     # Operations: logs, traces, the memory guard.
     log_level: str = "WARNING"
@@ -416,4 +445,7 @@ class Settings:
             agent_timeout_seconds=r.number(f"{_AGENTS}TIMEOUT", 180.0, low=0.1, high=86_400),
             agent_answer_tokens=r.integer(f"{_AGENTS}ANSWER_TOKENS", None, minimum=0) or None,
             workspace_set=workspace is not None,
+            mcp_read_only=r.flag("PILOTHOUSE_MCP_READ_ONLY", False),
+            mcp_tools=_mcp_tool_lists(r.env, "_TOOLS"),
+            mcp_exclude_tools=_mcp_tool_lists(r.env, "_EXCLUDE_TOOLS"),
         )

@@ -22,6 +22,7 @@ from pilothouse.config import Settings
 from pilothouse.context.intelligence import ExpansionMiddleware
 from pilothouse.tools.mcp_connect import open_mcp_tools, stdio_server
 from pilothouse.tools.shell.connection import shell_stdio_parameters
+from pilothouse.tools.tool_filter import cli_arguments
 
 DEVOPS_SYSTEM_PROMPT = (
     "You are the DevOps agent of Pilothouse. You run shell commands in the user's workspace "
@@ -67,9 +68,11 @@ async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
     shell = shell_stdio_parameters(
         settings.workspace, approval_secret=secret, policy_file=settings.shell_policy_file,
         timeout_seconds=settings.shell_timeout_seconds,
+        extra_args=cli_arguments(settings, "shell"),
     )
     rag = stdio_server("pilothouse.tools.rag", {"PILOTHOUSE_HOME": str(settings.home)},
-                       ["--root", str(settings.workspace), "--home", str(settings.home)])
+                       ["--root", str(settings.workspace), "--home", str(settings.home),
+                        *cli_arguments(settings, "rag")])
     policy = ShellPolicy(settings.workspace, settings.shell_policy_file)
     async with open_mcp_tools("shell", shell) as shell_tools, \
             open_mcp_tools("rag", rag) as rag_tools:

@@ -18,6 +18,7 @@ from pilothouse.tools.github.connection import (
     stdio_parameters,
 )
 from pilothouse.tools.mcp_connect import open_mcp_tools
+from pilothouse.tools.tool_filter import cli_arguments
 
 
 @asynccontextmanager
@@ -31,7 +32,9 @@ async def open_github_toolkit(
     connection = connection or github_connection(settings)
     extra = {"MAX_TOOL_OUTPUT_SIZE": str(settings.max_tool_output_size),
              "PILOTHOUSE_LOG_LEVEL": settings.log_level, "PILOTHOUSE_HOME": str(settings.home)}
-    async with open_mcp_tools("github", stdio_parameters(connection, extra_env=extra)) as tools:
+    launch = stdio_parameters(connection, extra_env=extra,
+                              args=cli_arguments(settings, "github"))
+    async with open_mcp_tools("github", launch) as tools:
         # Every GitHub tool reads; nothing needs a person's approval. Each turn starts with a
         # tool call, as the Argo CD agent's does: left free, the local model answered 9 of 11
         # evaluation questions from memory ("error: Too many requests", PR counts it made up).

@@ -21,6 +21,7 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
@@ -100,6 +101,10 @@ def _invalid_arguments(tool: str, error: ValidationError) -> UserInputError:
 
 class ToolServer(MCPServer[Any]):
     """An `MCPServer` whose failed tool calls all answer in the one tool-error shape."""
+
+    def registered_tools(self) -> list[Tool]:
+        """The tools registered now, with their annotations (what `tool_filter` reads)."""
+        return self._tool_manager.list_tools()
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Context[Any, Any] | None = None,

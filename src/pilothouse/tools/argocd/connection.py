@@ -12,6 +12,7 @@ from mcp import StdioServerParameters
 
 from pilothouse.config import Settings
 from pilothouse.tools.mcp_support import stdio_server
+from pilothouse.tools.tool_filter import cli_arguments
 
 MODULE = "pilothouse.tools.argocd"
 
@@ -40,4 +41,4 @@ def settings_env(settings: Settings) -> dict[str, str]:
 
 def stdio_parameters(settings: Settings) -> StdioServerParameters:
     """Start `python -m pilothouse.tools.argocd` for `settings`, for `mcp.Client`."""
-    return stdio_server(MODULE, settings_env(settings))
+    return stdio_server(MODULE, settings_env(settings), cli_arguments(settings, "argocd"))

@@ -3,9 +3,9 @@
 Tool descriptions are short on purpose: a local model reads every schema on every turn at ~90
 tokens/s. Every tool answers with compact JSON; failures become an `is_error` result carrying
 `{error, kind, suggestion}` (`tools.tool_server`), never a stack trace. `sync_application`
-exists only when `ARGOCD_READ_ONLY=false`, and even then changes nothing without
-`approved=true` and the fingerprint of the dry run the person approved (checked again just
-before the sync starts).
+is served only when `ARGOCD_READ_ONLY=false` (and not --read-only: `tools.tool_filter`), and
+even then changes nothing without `approved=true` and the fingerprint of the dry run the
+person approved (checked again just before the sync starts).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pilothouse.tools.argocd.client import ArgoCDClient
 from pilothouse.tools.argocd.output import fit
 from pilothouse.tools.http_api import server as tool_base
 from pilothouse.tools.http_api.server import Page, PageSize
+from pilothouse.tools.tool_filter import apply_tool_filter, filter_for
 from pilothouse.tools.tool_server import ToolServer
 
 SERVER_NAME = "argocd"
@@ -134,12 +135,16 @@ def build_argocd_server(settings: Settings | None = None, *,
                                   "clusters by name, label, repo, path, namespace or cluster. "
                                   "Paged."),
     ]
-    registered = [tool_base.tool(fn, description) for fn, description in tools]
-    if not settings.argocd_read_only:
-        registered.append(tool_base.tool(
-            sync_application, "Sync an application. Dry run by default; a real sync "
-            "(dry_run=false) needs approved=true after the user agrees.",
-            ToolAnnotations(destructive_hint=False, idempotent_hint=False,
-                            open_world_hint=True)))
-    return tool_base.http_tool_server(SERVER_NAME, INSTRUCTIONS, run, registered,
-                                      log_level=settings.log_level)
+    registered = [tool_base.tool(fn, description, annotations=tool_base.READ_ONLY)
+                  for fn, description in tools]
+    # Writing tools say so here; `apply_tool_filter` hides them under ARGOCD_READ_ONLY (the
+    # default) or PILOTHOUSE_MCP_READ_ONLY, and applies --tools / --exclude-tools.
+    registered.append(tool_base.tool(
+        sync_application, "Sync an application. Dry run by default; a real sync "
+        "(dry_run=false) needs approved=true after the user agrees.",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                                    idempotent_hint=False, open_world_hint=True)))
+    server = tool_base.http_tool_server(SERVER_NAME, INSTRUCTIONS, run, registered,
+                                        log_level=settings.log_level)
+    apply_tool_filter(server, filter_for(settings, SERVER_NAME))
+    return server

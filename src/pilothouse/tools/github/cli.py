@@ -10,14 +10,17 @@ from pilothouse.config import Settings
 from pilothouse.tools.github.connection import github_connection
 from pilothouse.tools.github.server import build_github_server
 from pilothouse.tools.http_api.cli import serve_app
+from pilothouse.tools.tool_filter import apply_tool_filter, filter_for
 
 
 def _build(settings: Settings) -> MCPServer[Any]:
     connection = github_connection(settings)
-    return build_github_server(
+    server = build_github_server(
         connection.api_url, connection.token, timeout=connection.timeout_seconds,
         max_rate_limit_wait=connection.rate_limit_max_wait_seconds,
         max_output_chars=settings.max_tool_output_size, log_level=settings.log_level)
+    apply_tool_filter(server, filter_for(settings, "github"))
+    return server
 
 
 def _lacking(settings: Settings) -> str | None:

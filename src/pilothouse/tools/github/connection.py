@@ -59,10 +59,11 @@ def github_connection_from_env(env: Mapping[str, str] | None = None) -> GitHubCo
 
 
 def stdio_parameters(connection: GitHubConnection, *,
-                     extra_env: Mapping[str, str] | None = None) -> StdioServerParameters:
+                     extra_env: Mapping[str, str] | None = None,
+                     args: list[str] | None = None) -> StdioServerParameters:
     """Start `python -m pilothouse.tools.github` for `connection`, for `mcp.Client`.
 
     `extra_env` passes other settings the server reads (`MAX_TOOL_OUTPUT_SIZE`,
-    `PILOTHOUSE_LOG_LEVEL`).
+    `PILOTHOUSE_LOG_LEVEL`); `args` are command-line options (the tool filter's).
     """
-    return stdio_server(MODULE, {**connection.env(), **(extra_env or {})})
+    return stdio_server(MODULE, {**connection.env(), **(extra_env or {})}, args)

@@ -121,6 +121,7 @@ def build_github_server(api_url: str = DEFAULT_API_URL, token: str | None = None
                              "status, branch or event."),
         (get_workflow_run_logs, "The last log lines of a workflow run's failing steps."),
     ]
-    registered = [tool_base.tool(fn, description) for fn, description in tools]
+    registered = [tool_base.tool(fn, description, annotations=tool_base.READ_ONLY)
+                  for fn, description in tools]
     return tool_base.http_tool_server(SERVER_NAME, INSTRUCTIONS, run, registered,
                                       log_level=log_level)

@@ -18,6 +18,12 @@ from rich.console import Console
 
 from pilothouse.config import Settings
 from pilothouse.errors import PilothouseError
+from pilothouse.tools.tool_filter import (
+    ExcludeToolsOption,
+    ReadOnlyOption,
+    ToolsOption,
+    with_cli_filters,
+)
 
 
 class Transport(enum.StrEnum):
@@ -29,6 +35,9 @@ def serve_app(name: str, *, title: str, help: str, default_port: int,
               build: Callable[[Settings], MCPServer[Any]],
               notice: Callable[[Settings], str | None]) -> typer.Typer:
     """A Typer app whose default command serves `build(settings)`.
+
+`build` applies the tool filter of `settings` (`tools.tool_filter.filter_for`), into which
+--read-only, --tools and --exclude-tools have been laid.
 
     `notice` says (on stderr) what the server will lack with these settings, or None.
     """
@@ -43,11 +52,17 @@ def serve_app(name: str, *, title: str, help: str, default_port: int,
         = default_port,
         host: Annotated[str, typer.Option(help="Interface for --transport http.")] =
         "127.0.0.1",
+        read_only: ReadOnlyOption = False,
+        tools: ToolsOption = None,
+        exclude_tools: ExcludeToolsOption = None,
     ) -> None:
         """Serve the tools until the client disconnects (stdio) or Ctrl-C (http)."""
         err = Console(stderr=True)
         try:
-            settings = Settings.from_env()
+            settings = with_cli_filters(Settings.from_env(), name, read_only=read_only,
+                                        tools=tools, exclude_tools=exclude_tools)
+            # `build` applies the filter: a name it does not know ends the command here.
+            server = build(settings)
         except PilothouseError as error:
             err.print(f"[bold red]Error:[/] {error.message}")
             if error.hint:
@@ -56,7 +71,6 @@ def serve_app(name: str, *, title: str, help: str, default_port: int,
         lacking = notice(settings)
         if lacking:
             err.print(f"[yellow]{lacking}[/]")
-        server = build(settings)
         if transport is Transport.stdio:
             server.run("stdio")
         else:

@@ -52,8 +52,13 @@ class ToolRunner(Generic[ClientT]):
             await self._clients.aclose()
 
 
-def tool(fn: ToolFunction, description: str, annotations: ToolAnnotations = READ_ONLY) -> Tool:
-    """`fn` as an MCP tool named after it, with a short description and a title-free schema."""
+def tool(fn: ToolFunction, description: str, *, annotations: ToolAnnotations) -> Tool:
+    """`fn` as an MCP tool named after it, with a short description and a title-free schema.
+
+    `annotations` has no default on purpose: every tool says whether it reads or writes
+    (`tool_filter.READS` / `WRITES` / `DESTROYS`), so a new writing tool cannot slip past the
+    read-only filter by being registered without a word.
+    """
     made = Tool.from_function(fn, name=fn.__name__, description=description,
                               annotations=annotations)
     made.parameters = without_titles(made.parameters)

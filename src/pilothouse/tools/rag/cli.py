@@ -18,7 +18,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from pilothouse.config import Settings
-from pilothouse.errors import PilothouseError, UserInputError
+from pilothouse.errors import ConfigurationError, PilothouseError, UserInputError
+from pilothouse.tools.tool_filter import (
+    ExcludeToolsOption,
+    ReadOnlyOption,
+    ToolsOption,
+    apply_tool_filter,
+    filter_for,
+    with_cli_filters,
+)
 
 if TYPE_CHECKING:
     from pilothouse.tools.rag.index import IndexReport
@@ -123,15 +131,21 @@ def serve(
     ] = "stdio",
     host: Annotated[str, typer.Option(help="Address for streamable-http.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port for streamable-http.")] = 8765,
+    read_only: ReadOnlyOption = False,
+    tools: ToolsOption = None,
+    exclude_tools: ExcludeToolsOption = None,
 ) -> None:
     """Run the RAG MCP server until the client disconnects."""
     from pilothouse.tools.rag.index import resolve_root
     from pilothouse.tools.rag.server import build_rag_server
 
+    chosen = filter_for(with_cli_filters(_settings(), "rag", read_only=read_only, tools=tools,
+                                         exclude_tools=exclude_tools), "rag")
     try:
         resolved = resolve_root(root)
         server = build_rag_server(store_dir(home), resolved)
-    except UserInputError as error:
+        apply_tool_filter(server, chosen)
+    except (UserInputError, ConfigurationError) as error:
         _fail(error, code=2)
     except PilothouseError as error:
         _fail(error)

@@ -24,6 +24,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from pilothouse.errors import PilothouseError
 from pilothouse.tools.rag.answers import render_hits, report_payload, trim_snippet
 from pilothouse.tools.rag.index import CodeIndex, IndexReport, resolve_root
+from pilothouse.tools.tool_filter import READS, WRITES
 from pilothouse.tools.tool_server import ToolServer
 
 MAX_K = 20
@@ -136,7 +137,8 @@ def build_rag_server(
 
     server = ToolServer(name="pilothouse-rag", instructions=INSTRUCTIONS, lifespan=lifespan)
 
-    @server.tool(structured_output=False)
+    # Writes: it re-indexes, and changes which folder is searched.
+    @server.tool(structured_output=False, annotations=WRITES)
     async def index_directory(path: str | None = None, ctx: Context | None = None) -> str:
         """Index a folder's code for retrieve_code_context (incremental: only changed files).
 
@@ -145,7 +147,7 @@ def build_rag_server(
         report = await indexer.run(Path(path) if path else indexer.root, ctx)
         return json.dumps(report_payload(report), separators=(",", ":"))
 
-    @server.tool(structured_output=False)
+    @server.tool(structured_output=False, annotations=READS)
     async def retrieve_code_context(
         query: str, k: int = 5, path_filter: str | None = None, ctx: Context | None = None
     ) -> str:
@@ -168,7 +170,7 @@ def build_rag_server(
         )
         return render_hits(str(root), query, hits, indexing=indexer.status(root))
 
-    @server.tool(structured_output=False)
+    @server.tool(structured_output=False, annotations=READS)
     async def find_named_code(question: str, limit: int = 4) -> str:
         """The code a question names by path or symbol (exact matches first), with snippets.
 

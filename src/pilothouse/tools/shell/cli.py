@@ -11,8 +11,19 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 
+from pilothouse.config import Settings
+from pilothouse.errors import PilothouseError
 from pilothouse.tools.shell.server import build_shell_server
+from pilothouse.tools.tool_filter import (
+    ExcludeToolsOption,
+    ReadOnlyOption,
+    ToolsOption,
+    apply_tool_filter,
+    filter_for,
+    with_cli_filters,
+)
 
 mcp_cli = typer.Typer(
     name="mcp",
@@ -50,6 +61,9 @@ def shell(
     timeout: Annotated[float, typer.Option(help="Default per-command timeout (s).")] = 30.0,
     max_timeout: Annotated[float, typer.Option(help="Largest timeout a call may ask.")] = 600.0,
     output_limit: Annotated[int, typer.Option(help="Bytes of stdout/stderr kept.")] = 64_000,
+    read_only: ReadOnlyOption = False,
+    tools: ToolsOption = None,
+    exclude_tools: ExcludeToolsOption = None,
 ) -> None:
     """Serve run_command for WORKSPACE (approval secret: $PILOTHOUSE_APPROVAL_SECRET)."""
     server = build_shell_server(
@@ -59,6 +73,15 @@ def shell(
         max_timeout_seconds=max_timeout,
         output_limit_bytes=output_limit,
     )
+    try:
+        settings = with_cli_filters(Settings.from_env(), "shell", read_only=read_only,
+                                    tools=tools, exclude_tools=exclude_tools)
+        apply_tool_filter(server, filter_for(settings, "shell"))
+    except PilothouseError as error:
+        err = Console(stderr=True)
+        err.print(f"[bold red]Error:[/] {error.message}", highlight=False)
+        err.print(f"[yellow]What to do:[/] {error.hint}", highlight=False)
+        raise typer.Exit(2) from None
     if transport is Transport.http:
         server.run("streamable-http", host=host, port=port)
     else:

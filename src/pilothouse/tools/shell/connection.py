@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from mcp import StdioServerParameters
 
@@ -46,10 +46,14 @@ def shell_stdio_parameters(
     policy_file: str | os.PathLike[str] | None = None,
     timeout_seconds: float | None = None,
     env: Mapping[str, str] | None = None,
+    extra_args: Sequence[str] = (),
 ) -> StdioServerParameters:
-    """Start `python -m pilothouse.tools.shell` over `workspace`, for `mcp.Client`."""
+    """Start `python -m pilothouse.tools.shell` over `workspace`, for `mcp.Client`.
+
+    `extra_args` are more command-line options (the tool filter's: --read-only, --tools, ...).
+    """
     return StdioServerParameters(
         command=sys.executable,
-        args=_args(workspace, policy_file, timeout_seconds),
+        args=[*_args(workspace, policy_file, timeout_seconds), *extra_args],
         env=_env(approval_secret, env),
     )

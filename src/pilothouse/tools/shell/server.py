@@ -83,7 +83,8 @@ def build_shell_server(
 
     @server.tool(
         description=RUN_COMMAND_DESCRIPTION,
-        annotations=ToolAnnotations(destructive_hint=True, open_world_hint=True),
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True,
+                                    open_world_hint=True),
     )
     async def run_command(
         command: str, timeout_seconds: int | None = None, approval_token: str | None = None
