@@ -7,10 +7,19 @@ quiet_pip() {
   # The machine's pip config names an optional local index that may be absent: drop that noise.
   .venv/bin/python -m pip "$@" 2>&1 | { grep -v "^WARNING: Location" || true; }
 }
+debian_install() {
+  # Debian packages the set-up or the tests need, installed only when missing.
+  [ $# -gt 0 ] || return 0
+  echo "== installing $* (Debian packages)"
+  local sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq && $sudo apt-get install -y -qq "$@" >/dev/null
+}
 if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
   echo "Pilothouse needs Python 3.11 or newer; python3 is $(python3 --version 2>&1)." >&2
   exit 2
 fi
+# A C/C++ compiler builds llama.cpp (cmake itself comes from PyPI if the system has none).
+command -v c++ >/dev/null || debian_install build-essential
 if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 quiet_pip install -q --upgrade pip
 llama_version="$(sed -n 's/^llama-cpp-python==//p' constraints.txt)"

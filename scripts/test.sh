@@ -8,11 +8,9 @@ need=()
 command -v bwrap >/dev/null || need+=(bubblewrap)
 # Debian's chromium: the web UI is tested in a real headless browser.
 [ -x /usr/bin/chromium ] || need+=(chromium)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "== installing ${need[*]} (Debian packages)"
-  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
-  $sudo apt-get update -qq && $sudo apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+# objdump: a test checks the llama.cpp build carries no AMX instruction.
+command -v objdump >/dev/null || need+=(binutils)
+debian_install "${need[@]}"
 # Helm v4's engine as a library, for the chart tests (no helm binary ships in the registries);
 # its metadata asks for Python 3.12 but it runs on 3.11.
 quiet_pip install -q --ignore-requires-python -c constraints.txt "helm-sdkpy"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ from langchain_core.messages import BaseMessage
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup, setup_model
 from pilothouse.models.tokens import TokenCounter, tiktoken_counter
+from pilothouse.observability.tracing import TracingSetup, configure_tracing, shutdown_tracing
 from pilothouse.testing.scripted_model import ScriptedChatModel, Step
 
 
@@ -56,3 +57,13 @@ def scripted_setup(make_settings: Callable[..., Settings]) -> Callable[..., Mode
         return setup_model(settings, chat_model=model)
 
     return make
+
+
+@pytest.fixture
+def spans() -> Iterator[TracingSetup]:
+    """Spans kept in memory for the test, tracing shut down after it."""
+    setup = configure_tracing("pilothouse-test", in_memory=True, install_global=False)
+    try:
+        yield setup
+    finally:
+        shutdown_tracing()

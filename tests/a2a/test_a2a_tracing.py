@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-import pytest
 from a2a_harness import ServeAgents, a2a_client, stream
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
@@ -16,18 +15,9 @@ from pilothouse.agents.factory import AgentFactory
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
-from pilothouse.observability.tracing import TracingSetup, configure_tracing, shutdown_tracing
+from pilothouse.observability.tracing import TracingSetup
 from pilothouse.runtime.events import Answer
 from pilothouse.runtime.session import Conversation
-
-
-@pytest.fixture
-def spans() -> Iterator[TracingSetup]:
-    setup = configure_tracing("pilothouse-test", in_memory=True, install_global=False)
-    try:
-        yield setup
-    finally:
-        shutdown_tracing()
 
 
 def finished(setup: TracingSetup) -> list[ReadableSpan]:

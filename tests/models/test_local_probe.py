@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from model_processes import children
 
 from pilothouse.config import Settings
 from pilothouse.interfaces.doctor import run_checks
@@ -71,20 +72,9 @@ def test_doctor_proves_the_model_runs_and_names_the_cpu_features(settings: Setti
 
 
 def _probe_children() -> list[int]:
-    """Our child processes running the probe module (from /proc: Linux)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue  # it exited while we looked
-        ppid = next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:"))
-        if int(ppid) == os.getpid() and b"pilothouse.models.local_probe" in cmdline:
-            found.append(int(entry.name))
-    return found
+    """Our child processes running the probe module."""
+    return [pid for pid, cmdline in children(os.getpid())
+            if b"pilothouse.models.local_probe" in cmdline]
 
 
 @pytest.mark.local_model

@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
+from model_processes import children
 
 from pilothouse.config import Settings
 from pilothouse.models.local_weights import ensure_local_model
@@ -69,18 +70,8 @@ def server(tmp_path: Path, argocd: RunningSandbox) -> Iterator[tuple[subprocess.
 
 def model_worker_of(pid: int) -> int | None:
     """The multiprocessing child of `pid` that runs the model (not the resource tracker)."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        ppid = next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:"))
-        if int(ppid) == pid and b"spawn_main" in cmdline and b"resource_tracker" not in cmdline:
-            return int(entry.name)
-    return None
+    return next((child for child, cmdline in children(pid)
+                 if b"spawn_main" in cmdline and b"resource_tracker" not in cmdline), None)
 
 
 async def wait_ready(http: httpx.AsyncClient, process: subprocess.Popen[bytes]) -> None:

@@ -17,7 +17,6 @@ from obs_support import TOOLS, JsonLogs, RunAgent
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
 from pilothouse.observability.logging import configure_logging, remove_logging
-from pilothouse.observability.tracing import TracingSetup, configure_tracing, shutdown_tracing
 from pilothouse.runtime.builder import build_agent
 from pilothouse.testing.scripted_model import Step
 
@@ -34,15 +33,6 @@ def json_logs() -> Iterator[JsonLogs]:
         remove_logging(handler)
         root.setLevel(level)
         structlog.contextvars.clear_contextvars()
-
-
-@pytest.fixture
-def spans() -> Iterator[TracingSetup]:
-    setup = configure_tracing("pilothouse-test", in_memory=True, install_global=False)
-    try:
-        yield setup
-    finally:
-        shutdown_tracing()
 
 
 @pytest.fixture

@@ -27,9 +27,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from pilothouse.config import Settings
-from pilothouse.sandbox.argocd import RunningSandbox, running_sandbox
+from pilothouse.sandbox.argocd import RunningSandbox
 from pilothouse.sandbox.argocd.server import running_app
-from pilothouse.sandbox.github import RunningGitHubSandbox, running_github_sandbox
+from pilothouse.sandbox.github import RunningGitHubSandbox
 from pilothouse.tools.argocd import build_argocd_server
 from pilothouse.tools.github import build_github_server
 from pilothouse.tools.mcp_connect import as_langchain_tool
@@ -58,23 +58,6 @@ class ServerCase:
     #: A call the tool refuses (shell: one missing its command), and the `kind` it must name.
     refused: Call
     refused_kind: str
-
-
-@pytest.fixture(scope="module")
-def argocd() -> Iterator[RunningSandbox]:
-    with running_sandbox(apps=30) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def github() -> Iterator[RunningGitHubSandbox]:
-    with running_github_sandbox() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def embeddings() -> MiniLMEmbeddings:
-    return MiniLMEmbeddings()
 
 
 @pytest.fixture(params=SERVERS)

@@ -11,7 +11,7 @@ import dataclasses
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,8 +22,8 @@ from mcp.types import TextContent
 
 from pilothouse.config import Settings
 from pilothouse.errors import ConfigurationError
-from pilothouse.sandbox.argocd import RunningSandbox, running_sandbox
-from pilothouse.sandbox.github import RunningGitHubSandbox, running_github_sandbox
+from pilothouse.sandbox.argocd import RunningSandbox
+from pilothouse.sandbox.github import RunningGitHubSandbox
 from pilothouse.tools.argocd import build_argocd_server
 from pilothouse.tools.argocd.connection import stdio_parameters as argocd_stdio
 from pilothouse.tools.github import build_github_server
@@ -47,23 +47,6 @@ class ServerCase:
     writing: frozenset[str]
     #: A tool that reads, and arguments with which calling it succeeds.
     reader: tuple[str, dict[str, Any]]
-
-
-@pytest.fixture(scope="module")
-def argocd() -> Iterator[RunningSandbox]:
-    with running_sandbox(apps=10) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def github() -> Iterator[RunningGitHubSandbox]:
-    with running_github_sandbox() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def embeddings() -> MiniLMEmbeddings:
-    return MiniLMEmbeddings()
 
 
 def _argocd_settings(fleet: RunningSandbox, home: Path, **changes: Any) -> Settings:

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from pilothouse.errors import error_body
 from pilothouse.interfaces.api.runtime import ApiRuntime, describe_agent, get_runtime
-from pilothouse.interfaces.api.security import require_api_key
+from pilothouse.interfaces.api.security import current_identity
 
 Runtime = Annotated[ApiRuntime, Depends(get_runtime)]
 router = APIRouter(tags=["operations"])
@@ -37,7 +37,7 @@ class AgentList(BaseModel):
     agents: list[AgentOut]
 
 
-@router.get("/agents", response_model=AgentList, dependencies=[Depends(require_api_key)])
+@router.get("/agents", response_model=AgentList, dependencies=[Depends(current_identity)])
 async def agents(runtime: Runtime) -> dict[str, Any]:
     """The agents behind this API: model, context window, tools and health."""
     return {"agents": [{**describe_agent(runtime.agent), "health": await runtime.health()}]}

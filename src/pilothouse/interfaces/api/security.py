@@ -97,10 +97,8 @@ class AuthMiddleware:
 
     def authenticate(self, scope: Scope) -> Identity | ApiError:
         """The caller's identity, or the error that refuses it."""
-        client = scope.get("client")
-        local = is_loopback(client[0] if client else None)
         if not self.keyring:
-            if local:
+            if _from_loopback(scope):
                 return LOCAL
             return ApiError(403, "This server has no API keys configured and only serves "
                                  "this machine.",
@@ -152,10 +150,6 @@ def current_identity(
     if not isinstance(user, Identity):
         raise _unauthorized("Missing API key.")
     return user
-
-
-# The routers' dependency: a route that does work needs an identity.
-require_api_key = current_identity
 
 
 class BodyLimitMiddleware:
