@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 
+import httpx
+import pytest
 from fastapi import FastAPI
 from interfaces_support import TABLE_ANSWER, OpenAgent, in_process, parse_sse
 from starlette.applications import Starlette
@@ -11,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from pilothouse.a2a.server import a2a_app
 from pilothouse.testing.scripted_model import tool_call
 
 
@@ -83,3 +87,29 @@ async def test_a_fallback_app_serves_the_paths_the_api_does_not(
         assert (await client.get("/healthz")).json()["status"] == "ok"
         assert (await client.get("/")).headers["content-type"].startswith("text/html")
         assert (await client.post("/conversations")).status_code == 201
+
+
+async def test_an_unexpected_error_reaches_the_caller_as_a_reference_only(
+    make_open_agent: Callable[..., OpenAgent], make_app: Callable[..., FastAPI],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def broken(request: Request) -> JSONResponse:
+        raise sqlite3.OperationalError("database is locked [SQL: INSERT INTO conversations]")
+
+    api = make_app(make_open_agent(["hi"]))
+    api.add_api_route("/broken", broken, methods=["POST"])
+    # The A2A app of `serve` sits behind the API as its fallback: its failures read the same.
+    behind = make_app(make_open_agent(["hi"]),
+                      fallback=a2a_app([], extra_routes=[Route("/broken", broken,
+                                                               methods=["POST"])]))
+    for app in (api, behind):
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with app.router.lifespan_context(app), httpx.AsyncClient(
+                transport=transport, base_url="http://127.0.0.1") as client:
+            answer = await client.post("/broken")
+        assert answer.status_code == 500
+        reference = answer.headers["X-Error-Reference"]
+        assert f"(reference {reference})" in answer.json()["error"]
+        assert "SQL" not in answer.text and "sqlite" not in answer.text.lower()
+        assert f"reference {reference}" in caplog.text
+    assert "database is locked" in caplog.text

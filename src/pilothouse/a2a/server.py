@@ -37,6 +37,7 @@ from pilothouse.a2a.namespaces import caller_name
 from pilothouse.a2a.publisher import install_queue_log_filter
 from pilothouse.a2a.store import agent_task_store
 from pilothouse.errors import error_body
+from pilothouse.observability.incidents import internal_error_response
 from pilothouse.runtime.handle import AgentHandle
 from pilothouse.runtime.turn_locks import TurnLocks
 
@@ -105,7 +106,8 @@ def a2a_app(endpoints: Sequence[AgentEndpoint], *, entry: str | None = None,
                 await endpoint.handler.aclose()
 
     return Starlette(routes=routes, lifespan=lifespan,
-                     exception_handlers={HTTPException: _http_error})
+                     exception_handlers={HTTPException: _http_error,
+                                         Exception: internal_error_response})
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

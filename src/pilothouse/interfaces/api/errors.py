@@ -18,6 +18,7 @@ from pilothouse.errors import (
     UserInputError,
     error_body,
 )
+from pilothouse.observability.incidents import internal_error_response
 from pilothouse.redaction import redact
 
 logger = logging.getLogger("pilothouse.api")
@@ -92,20 +93,10 @@ async def _pilothouse_error(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
-async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:
-    # The traceback goes to the log only: it may hold paths or data the caller must not see.
-    logger.exception("unexpected error on %s %s", request.method, request.url.path)
-    return JSONResponse(
-        error_body("The server failed to handle this request.",
-                   "Try again; if it repeats, check the server log."),
-        status_code=500,
-    )
-
-
 def install_error_handlers(app: FastAPI) -> None:
     """Make every error response of `app` a JSON `{error, suggestion}` body."""
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(PilothouseError, _pilothouse_error)
-    app.add_exception_handler(Exception, _unexpected_error)
+    app.add_exception_handler(Exception, internal_error_response)
