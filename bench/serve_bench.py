@@ -3,6 +3,8 @@ the latency the supervisor hop adds.
 
 Run: .venv/bin/python bench/serve_bench.py [--conversations 50] [--turns 4] [--sequential 30]
 Prints a table and writes bench/results/serve_bench.json.
+Scale-out: .venv/bin/python bench/serve_bench.py --scale [--conversations 50] [--turns 4]
+writes bench/results/serve_scale.json (see `scale` below).
 
 Two real processes on 127.0.0.1: `serve --agent argocd` (its Argo CD MCP server against the
 sandbox) and `serve --agent supervisor` calling it over A2A. The model is the scripted
@@ -39,10 +41,12 @@ from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest, TaskState
 
 from pilothouse.sandbox.argocd.server import running_sandbox
+from pilothouse.testing.postgres_cluster import running_cluster
 from pilothouse.testing.scripted_server import running_scripted_server
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "serve_bench.json"
+SCALE_RESULTS = ROOT / "bench" / "results" / "serve_scale.json"
 SCRIPT = {"rules": [
     {"name": "supervisor-route", "when": {"tools_include": "ask_argocd", "last_role": "user"},
      "reply": {"tool_calls": [{"name": "ask_argocd", "arguments": {"question": "{question}"}}]}},
@@ -60,13 +64,15 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start(agent: str, env: dict[str, str], home: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start(agent: str, env: dict[str, str], home: Path,
+          name: str | None = None) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    log = (home / f"{agent}.log").open("wb")
+    name = name or agent
+    log = (home / f"{name}.log").open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "pilothouse.interfaces.serve", "--port", str(port),
          "--agent", agent], stdout=log, stderr=subprocess.STDOUT,
-        env={**os.environ, **env, "PILOTHOUSE_HOME": str(home / agent)})
+        env={**os.environ, **env, "PILOTHOUSE_HOME": str(home / name)})
     return process, f"http://127.0.0.1:{port}"
 
 
@@ -175,12 +181,130 @@ async def run(conversations: int, turns: int, count: int) -> dict[str, Any]:
     }
 
 
+async def rest_turn(http: httpx.AsyncClient, url: str, thread: str, text: str) -> float:
+    """One question through the REST API (SSE read to its end); raises unless it answered."""
+    started = time.perf_counter()
+    response = await http.post(f"{url}/conversations/{thread}/ask", json={"question": text})
+    kinds = [json.loads(line[6:])["kind"] for line in response.text.splitlines()
+             if line.startswith("data: ")]
+    if response.status_code != 200 or "error" in kinds or "answer" not in kinds:
+        raise RuntimeError(f"{response.status_code} {kinds or response.text[:200]}")
+    return time.perf_counter() - started
+
+
+async def rest_load(urls: list[str], conversations: int, turns: int) -> dict[str, Any]:
+    """`conversations` at once, turn k of conversation i on replica (i + k) mod len(urls): a
+    conversation changes replica at every turn. Afterwards every thread is read back: an
+    answered turn missing from its history is lost."""
+    limits = httpx.Limits(max_connections=2 * conversations + 10)
+    errors: list[str] = []
+    async with httpx.AsyncClient(timeout=httpx.Timeout(300, connect=10), limits=limits) as http:
+
+        answered: dict[str, int] = {}
+
+        async def conversation(index: int) -> list[float]:
+            thread = f"bench-{index}-{uuid.uuid4().hex[:8]}"
+            seconds: list[float] = []
+            for turn in range(turns):
+                try:
+                    seconds.append(await rest_turn(http, urls[(index + turn) % len(urls)],
+                                                   thread, f"degraded apps? ({turn})"))
+                    answered[thread] = answered.get(thread, 0) + 1
+                except Exception as error:
+                    errors.append(f"{type(error).__name__}: {error}")
+            return seconds
+
+        started = time.perf_counter()
+        runs = await asyncio.gather(*(conversation(i) for i in range(conversations)))
+        elapsed = time.perf_counter() - started
+        listed = (await http.get(f"{urls[-1]}/conversations", params={"limit": 200})).json()
+        kept = {r["id"]: 0 for r in listed["conversations"]}
+        for thread in kept:
+            history = (await http.get(f"{urls[0]}/conversations/{thread}")).json()
+            kept[thread] = sum(m["role"] == "user" for m in history["messages"])
+        lost = sum(max(0, count - kept.get(thread, 0)) for thread, count in answered.items())
+    latencies = [s for run in runs for s in run]
+    return {"replicas": len(urls), "conversations": conversations, "turns_each": turns,
+            "requests": len(latencies) + len(errors), "errors": len(errors),
+            "error_samples": errors[:3], "lost_turns": lost, "seconds": round(elapsed, 2),
+            "requests_per_second": round(len(latencies) / elapsed, 1),
+            **(percentiles(latencies) if latencies else {})}
+
+
+async def scale(conversations: int, turns: int) -> dict[str, Any]:
+    """The same REST load on two supervisor replicas over one PostgreSQL (round-robin) and on
+    one replica over SQLite; the Argo CD agent is its own process in both."""
+    results: dict[str, Any] = {"machine": {
+        "python": platform.python_version(), "cpus": os.cpu_count(),
+        "load_average_before": [round(x, 1) for x in os.getloadavg()]}}
+    with running_sandbox(apps=200) as argocd, running_scripted_server(SCRIPT) as (model_url, _):
+        base = {"PILOTHOUSE_MODEL": "openai-compatible:scripted", "OPENAI_BASE_URL": model_url,
+                "MAX_CONTEXT_TOKENS": "32000", "ARGOCD_URL": argocd.url,
+                "ARGOCD_TOKEN": argocd.token, "PILOTHOUSE_LOG_LEVEL": "WARNING"}
+        with running_cluster() as postgres:
+            database = {"PILOTHOUSE_DATABASE_URL": postgres.create_database("bench")}
+            results["postgres_2_replicas"] = await _scale_run(
+                {**base, **database}, 2, conversations, turns)
+        results["sqlite_1_replica"] = await _scale_run(base, 1, conversations, turns)
+    results["machine"]["load_average_after"] = [round(x, 1) for x in os.getloadavg()]
+    return results
+
+
+async def _scale_run(env: dict[str, str], replicas: int, conversations: int,
+                     turns: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as home:
+        agent, agent_url = start("argocd", env, Path(home))
+        processes = [agent]
+        try:
+            try:
+                await ready(agent_url, agent)
+            except RuntimeError:
+                print((Path(home) / "argocd.log").read_text()[-3000:], file=sys.stderr)
+                raise
+            supervisors = [start("supervisor", {
+                **env, "PILOTHOUSE_AGENTS_ARGOCD_URL": f"{agent_url}/a2a/argocd"}, Path(home),
+                name=f"supervisor-{i}") for i in range(replicas)]
+            processes += [p for p, _ in supervisors]
+            await asyncio.gather(*(ready(url, p) for p, url in supervisors))
+            result = await rest_load([url for _, url in supervisors], conversations, turns)
+            result["rss_per_replica"] = [memory_mib(p.pid) for p, _ in supervisors]
+            result["agent_rss"] = memory_mib(agent.pid)
+        finally:
+            for process in reversed(processes):
+                process.terminate()
+                process.wait(30)
+    return result
+
+
+def print_scale(result: dict[str, Any]) -> None:
+    runs = {"PostgreSQL, 2 replicas": result["postgres_2_replicas"],
+            "SQLite, 1 replica": result["sqlite_1_replica"]}
+    print(f"{'measure':34}" + "".join(f"{name:>26}" for name in runs))
+    rows = [("conversations x turns", lambda r: f"{r['conversations']} x {r['turns_each']}"),
+            ("requests/s", lambda r: r["requests_per_second"]),
+            ("p50 / p95 (ms)", lambda r: f"{r.get('p50_ms')} / {r.get('p95_ms')}"),
+            ("errors", lambda r: r["errors"]), ("lost turns", lambda r: r["lost_turns"]),
+            ("RSS per replica MiB (peak)", lambda r: ", ".join(
+                f"{m['rss_mib']} ({m['peak_rss_mib']})" for m in r["rss_per_replica"]))]
+    for label, value in rows:
+        print(f"{label:34}" + "".join(f"{value(r)!s:>26}" for r in runs.values()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--conversations", type=int, default=50)
     parser.add_argument("--turns", type=int, default=4)
     parser.add_argument("--sequential", type=int, default=30)
+    parser.add_argument("--scale", action="store_true",
+                        help="two supervisor replicas on PostgreSQL vs one on SQLite (REST)")
     args = parser.parse_args()
+    if args.scale:
+        scaled = asyncio.run(scale(args.conversations, args.turns))
+        print_scale(scaled)
+        SCALE_RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        SCALE_RESULTS.write_text(json.dumps(scaled, indent=2) + "\n")
+        print(f"written to {SCALE_RESULTS.relative_to(ROOT)}")
+        return
     result = asyncio.run(run(args.conversations, args.turns, args.sequential))
     load_, hop = result["load"], result["hop"]
     print(f"{'measure':44} {'value':>12}")

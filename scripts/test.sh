@@ -10,6 +10,9 @@ command -v bwrap >/dev/null || need+=(bubblewrap)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 # objdump: a test checks the llama.cpp build carries no AMX instruction.
 command -v objdump >/dev/null || need+=(binutils)
+# PostgreSQL's server: tests/postgres start a throwaway cluster (initdb + pg_ctl) of their own.
+command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
+  || need+=(postgresql)
 debian_install "${need[@]}"
 # Helm v4's engine as a library, for the chart tests (no helm binary ships in the registries);
 # its metadata asks for Python 3.12 but it runs on 3.11.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -38,7 +39,27 @@ CONTEXT_LAYERS: tuple[str, ...] = (
     "tool_resilience",
     "prioritization",
     "correlation",
+    # Issue 15's answer layers: tool views quoted in answers, the grounding check, and the
+    # request -> tool-call examples chosen per question (off for the ablation runs).
+    "views",
+    "grounding",
+    "few_shot",
 )
+
+
+def _database_url(url: str | None, file: str | None) -> str | None:
+    """PILOTHOUSE_DATABASE_URL, or the contents of PILOTHOUSE_DATABASE_URL_FILE (a mounted
+    Secret: Docker/Compose secrets, Kubernetes volumes), so the password stays out of the
+    environment listing."""
+    if url or not file:
+        return url
+    try:
+        return Path(file).read_text().strip() or None
+    except OSError as exc:
+        raise ConfigurationError(
+            f"PILOTHOUSE_DATABASE_URL_FILE={file} cannot be read: {exc.strerror}.",
+            hint="Mount the secret holding the database URL there, or unset the variable.",
+        ) from None
 
 
 def _split(value: str | None) -> tuple[str, ...]:
@@ -52,6 +73,14 @@ _AGENTS = "PILOTHOUSE_AGENTS_"
 #: 250 words takes ~50 s on 2 cores when nothing else runs, so 60 s fell back to deletion.
 LOCAL_SUMMARY_TIMEOUT = 180.0
 
+
+#: The providers' own credential variables (their SDKs read them): `doctor` checks which are
+#: set. Settings keeps only their names, never their values.
+PROVIDER_VARIABLES: tuple[str, ...] = (
+    "OPENAI_API_KEY", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT", "OPENAI_API_VERSION",
+    "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "AWS_REGION", "AWS_DEFAULT_REGION",
+    "AWS_ACCESS_KEY_ID", "AWS_PROFILE",
+)
 
 #: The MCP tool servers, for PILOTHOUSE_MCP_<SERVER>_TOOLS and _EXCLUDE_TOOLS.
 MCP_SERVERS = ("argocd", "github", "shell", "rag")
@@ -71,9 +100,30 @@ def _mcp_tool_lists(env: Mapping[str, str], suffix: str) -> dict[str, tuple[str,
             raise ConfigurationError(
                 f"{key} names no MCP server.",
                 hint=f"Use PILOTHOUSE_MCP_<SERVER>{suffix} with SERVER one of "
-                     f"{', '.join(s.upper() for s in MCP_SERVERS)}.")
+                     f"{', '.join(s.upper() for s in MCP_SERVERS)}, e.g. "
+                     f"{example(f'{_MCP}ARGOCD{suffix}', 'list_applications')}.")
         lists[server] = _split(value)
     return lists
+
+
+#: A model name per provider, for hints (the models registry has the full table).
+MODEL_EXAMPLES: dict[str, str] = {
+    "local": DEFAULT_MODEL.split(":", 1)[1],
+    "openai": "gpt-4o-mini",
+    "azure-openai": "my-gpt4o-deployment",
+    "anthropic": "claude-sonnet-4-5",
+    "aws-bedrock": "anthropic.claude-3-5-sonnet-20240620-v1:0",
+    "google-gemini": "gemini-2.0-flash",
+    "ollama": "llama3.1",
+    "openai-compatible": "qwen2.5-coder",
+}
+
+
+def _model_example(source: str, model: str) -> str:
+    """A valid value for `source` (a variable, or an option such as --model)."""
+    if source.startswith("--"):
+        return f"`{source} {model}`"
+    return example(source, model)
 
 
 def check_model(model: str, source: str) -> str:
@@ -81,12 +131,14 @@ def check_model(model: str, source: str) -> str:
     if ":" not in model:
         raise ConfigurationError(
             f"{source}={model!r} must look like provider:model.",
-            hint=f"e.g. {DEFAULT_MODEL} or anthropic:claude-sonnet-4-5",
+            hint=f"e.g. {_model_example(source, DEFAULT_MODEL)} or "
+                 f"{_model_example(source, 'anthropic:claude-sonnet-4-5')}.",
         )
     if model.split(":", 1)[0] not in PROVIDERS:
         raise ConfigurationError(
             f"{source} names an unknown provider {model.split(':', 1)[0]!r}.",
-            hint="Known providers: " + ", ".join(PROVIDERS),
+            hint="Known providers: " + ", ".join(PROVIDERS) + "; e.g. "
+                 + _model_example(source, "openai:gpt-4o-mini") + ".",
         )
     return model
 
@@ -110,8 +162,21 @@ def provider_env_prefix(provider: str) -> str:
     return provider.upper().replace("-", "_")
 
 
+def example(name: str, value: object) -> str:
+    """`NAME=value` as every setting's hint shows it: in backticks, ready to copy."""
+    if isinstance(value, bool):
+        value = "true" if value else "false"
+    elif isinstance(value, float):
+        value = f"{value:g}"
+    return f"`{name}={value}`"
+
+
 class _Reader:
-    """Typed access to an environment mapping; errors name the variable."""
+    """Typed access to an environment mapping; errors name the variable and show a valid value.
+
+    Each hint's example is derived from the setting's default (or `example` where the default
+    is "unset"), so it is always a value `Settings.from_env` accepts.
+    """
 
     def __init__(self, env: Mapping[str, str]) -> None:
         self.env = env
@@ -120,30 +185,40 @@ class _Reader:
         value = self.env.get(name)
         return value.strip() if value is not None and value.strip() else default
 
-    def integer(self, name: str, default: int | None, *, minimum: int = 0) -> int | None:
+    def integer(self, name: str, default: int | None, *, minimum: int = 0,
+                maximum: int | None = None, sample: int | None = None) -> int | None:
         raw = self.text(name)
         if raw is None:
             return default
+        valid = sample if sample is not None else default if default is not None else minimum
+        bounds = (f"from {minimum} to {maximum}" if maximum is not None
+                  else f"of {minimum} or more")
+        hint = f"Set {name} to a whole number {bounds}, e.g. {example(name, valid)}."
         try:
             value = int(raw.replace("_", ""))
         except ValueError:
-            raise ConfigurationError(
-                f"{name}={raw!r} is not a whole number.", hint=f"Set {name} to e.g. {default}."
-            ) from None
+            raise ConfigurationError(f"{name}={raw!r} is not a whole number.",
+                                     hint=hint) from None
         if value < minimum:
-            raise ConfigurationError(f"{name}={value} is below the minimum of {minimum}.")
+            raise ConfigurationError(f"{name}={value} is below the minimum of {minimum}.",
+                                     hint=hint)
+        if maximum is not None and value > maximum:
+            raise ConfigurationError(f"{name}={value} is above the maximum of {maximum}.",
+                                     hint=hint)
         return value
 
     def number(self, name: str, default: float, *, low: float, high: float) -> float:
         raw = self.text(name)
         if raw is None:
             return default
+        hint = f"Set {name} to a number from {low:g} to {high:g}, e.g. {example(name, default)}."
         try:
             value = float(raw)
         except ValueError:
-            raise ConfigurationError(f"{name}={raw!r} is not a number.") from None
-        if not low <= value <= high:
-            raise ConfigurationError(f"{name}={value} must be between {low} and {high}.")
+            raise ConfigurationError(f"{name}={raw!r} is not a number.", hint=hint) from None
+        if not low <= value <= high:  # also refuses nan
+            raise ConfigurationError(f"{name}={value} must be between {low} and {high}.",
+                                     hint=hint)
         return value
 
     def flag(self, name: str, default: bool) -> bool:
@@ -155,7 +230,72 @@ class _Reader:
             return True
         if lowered in {"0", "false", "no", "off"}:
             return False
-        raise ConfigurationError(f"{name}={raw!r} is not a boolean.", hint="Use true or false.")
+        raise ConfigurationError(
+            f"{name}={raw!r} is not a boolean.",
+            hint=f"Set {name} to true or false (or 1/0, yes/no, on/off), e.g. "
+                 f"{example(name, default)}.")
+
+    def url(self, name: str, sample: str, default: str | None = None) -> str | None:
+        """An http(s) URL without its trailing slash, or `default` when unset."""
+        raw = self.text(name)
+        if raw is None:
+            return default
+        if not raw.startswith(("https://", "http://")) or not raw.split("://", 1)[1].strip("/"):
+            raise ConfigurationError(f"{name}={raw!r} is not an http(s) URL.",
+                                     hint=f"Set {name} to the server's URL, e.g. "
+                                          f"{example(name, sample)}.")
+        return raw.rstrip("/")
+
+
+# -- Issue 18: several Argo CD instances ---------------------------------------------------
+#: ARGOCD_INSTANCES=staging,eu names instances beside the default one (ARGOCD_URL, named
+#: "default"); each reads ARGOCD_<NAME>_URL, _TOKEN, _USERNAME, _PASSWORD, _VERIFY_SSL and
+#: _CA_BUNDLE (NAME upper-cased, "-" as "_").
+DEFAULT_ARGOCD_INSTANCE = "default"
+_INSTANCE_NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
+
+
+@dataclass(frozen=True)
+class ArgoCDInstance:
+    """One named Argo CD server beside the default one."""
+
+    name: str
+    url: str
+    token: str | None = field(default=None, repr=False)
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    verify_ssl: bool = True
+    ca_bundle: Path | None = None
+
+    @property
+    def prefix(self) -> str:
+        return f"ARGOCD_{self.name.upper().replace('-', '_')}_"
+
+
+def _argocd_instances(r: _Reader) -> tuple[ArgoCDInstance, ...]:
+    found = []
+    for name in _split(r.text("ARGOCD_INSTANCES")):
+        if not _INSTANCE_NAME.match(name) or name == DEFAULT_ARGOCD_INSTANCE:
+            raise ConfigurationError(
+                f"ARGOCD_INSTANCES names {name!r}, which is not a usable instance name.",
+                hint="Use lower-case names like 'staging' or 'eu-prod' ('default' is "
+                     "ARGOCD_URL's), each with its URL, e.g. "
+                     + example("ARGOCD_INSTANCES", "staging") + " and "
+                     + example("ARGOCD_STAGING_URL", "https://argocd-staging.example.com")
+                     + ".")
+        prefix = ArgoCDInstance(name, "").prefix
+        url = r.url(prefix + "URL", "https://argocd-staging.example.com")
+        if not url:
+            raise ConfigurationError(
+                f"ARGOCD_INSTANCES names {name!r}, but {prefix}URL is not set.",
+                hint=f"Set {prefix}URL (and {prefix}TOKEN), e.g. "
+                     + example(prefix + "URL", f"https://argocd-{name}.example.com") + ".")
+        ca = r.text(prefix + "CA_BUNDLE")
+        found.append(ArgoCDInstance(
+            name, url, token=r.text(prefix + "TOKEN"), username=r.text(prefix + "USERNAME"),
+            password=r.text(prefix + "PASSWORD"), verify_ssl=r.flag(prefix + "VERIFY_SSL", True),
+            ca_bundle=Path(ca).expanduser() if ca else None))
+    return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -200,6 +340,7 @@ class Settings:
     argocd_ca_bundle: Path | None = None
     argocd_timeout_seconds: float = 30.0
     argocd_read_only: bool = True
+    argocd_instances: tuple[ArgoCDInstance, ...] = ()  # issue 18: named instances
     max_search_results: int = 1000
     warn_search_results: int = 500
 
@@ -237,6 +378,9 @@ class Settings:
     mcp_read_only: bool = False
     mcp_tools: dict[str, tuple[str, ...]] = field(default_factory=dict)
     mcp_exclude_tools: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    # Doctor: which of PROVIDER_VARIABLES are set (names only).
+    provider_variables: frozenset[str] = frozenset()
 
     # Operations: logs, traces, the memory guard.
     log_level: str = "WARNING"
@@ -306,16 +450,24 @@ class Settings:
                 model = DEFAULT_MODEL
             else:
                 name = r.text("LLM_MODEL") or r.text(f"{provider_env_prefix(provider)}_MODEL")
+                if provider not in PROVIDERS:
+                    raise ConfigurationError(
+                        f"LLM_PROVIDER names an unknown provider {provider!r}.",
+                        hint="Known providers: " + ", ".join(PROVIDERS) + "; e.g. "
+                             + example("LLM_PROVIDER", "local") + ".")
                 if name is None and provider != "local":
                     raise ConfigurationError(
                         f"LLM_PROVIDER={provider!r} needs a model name.",
-                        hint="Set PILOTHOUSE_MODEL=provider:model, e.g. openai:gpt-4o-mini.",
+                        hint=f"Set LLM_MODEL too, e.g. "
+                             f"{example('LLM_MODEL', MODEL_EXAMPLES[provider])}, or set "
+                             "PILOTHOUSE_MODEL=provider:model instead.",
                     )
                 model = f"{provider}:{name or DEFAULT_MODEL.split(':', 1)[1]}"
         check_model(model, "PILOTHOUSE_MODEL")
         overrides: dict[str, int] = {}
         for p in PROVIDERS:
-            value = r.integer(f"{provider_env_prefix(p)}_MAX_CONTEXT_TOKENS", None, minimum=512)
+            value = r.integer(f"{provider_env_prefix(p)}_MAX_CONTEXT_TOKENS", None, minimum=512,
+                              sample=32_768)
             if value is not None:
                 overrides[p] = value
         disabled = frozenset(
@@ -325,36 +477,37 @@ class Settings:
         if unknown:
             raise ConfigurationError(
                 f"PILOTHOUSE_DISABLE_LAYERS names unknown layers: {', '.join(sorted(unknown))}.",
-                hint="Known layers: " + ", ".join(CONTEXT_LAYERS),
+                hint="Known layers: " + ", ".join(CONTEXT_LAYERS) + "; e.g. "
+                     + example("PILOTHOUSE_DISABLE_LAYERS", "correlation,prioritization") + ".",
             )
         trigger = r.number("PILOTHOUSE_CONTEXT_TRIGGER", 0.8, low=0.1, high=0.95)
         target = r.number("PILOTHOUSE_CONTEXT_TARGET", 0.5, low=0.05, high=0.9)
         if target >= trigger:
             raise ConfigurationError(
                 f"PILOTHOUSE_CONTEXT_TARGET={target} must be below "
-                f"PILOTHOUSE_CONTEXT_TRIGGER={trigger}."
-            )
+                f"PILOTHOUSE_CONTEXT_TRIGGER={trigger}.",
+                hint="Compression must leave room below its trigger: e.g. "
+                     + example("PILOTHOUSE_CONTEXT_TARGET", max(0.05, round(trigger * 0.6, 2)))
+                     + ".")
         max_search = r.integer("MAX_SEARCH_RESULTS", 1000, minimum=1) or 1000
         warn_search = r.integer("WARN_SEARCH_RESULTS", 500, minimum=1) or 500
         if warn_search > max_search:
             raise ConfigurationError(
-                f"WARN_SEARCH_RESULTS={warn_search} exceeds MAX_SEARCH_RESULTS={max_search}."
-            )
+                f"WARN_SEARCH_RESULTS={warn_search} exceeds MAX_SEARCH_RESULTS={max_search}.",
+                hint="Warn before the cap: e.g. "
+                     + example("WARN_SEARCH_RESULTS", max(1, max_search // 2)) + ".")
         home = r.text("PILOTHOUSE_HOME")
         local_path = r.text("PILOTHOUSE_LOCAL_MODEL_PATH")
         ca_bundle = r.text("ARGOCD_CA_BUNDLE")
         workspace = r.text("PILOTHOUSE_WORKSPACE")
-        github_url = r.text("GITHUB_API_URL")
-        if github_url and not github_url.startswith(("https://", "http://")):
-            raise ConfigurationError(
-                f"GITHUB_API_URL={github_url!r} is not an http(s) URL.",
-                hint="Use https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise.",
-            )
+        github_url = r.url("GITHUB_API_URL", "https://api.github.com",
+                           "https://api.github.com")  # Enterprise: https://HOST/api/v3
         otel_protocol = r.text("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf"
         if otel_protocol not in {"http/protobuf", "grpc"}:
             raise ConfigurationError(
                 f"OTEL_EXPORTER_OTLP_PROTOCOL={otel_protocol!r} is not supported.",
-                hint="Use http/protobuf or grpc.",
+                hint="Use http/protobuf or grpc, e.g. "
+                     + example("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf") + ".",
             )
         raw_limit = r.text("PILOTHOUSE_MEMORY_LIMIT")
         memory_limit = None
@@ -367,23 +520,28 @@ class Settings:
             if not url.startswith(("http://", "https://")):
                 raise ConfigurationError(
                     f"{_AGENTS}{name.upper()}_URL={url!r} is not an http(s) URL.",
-                    hint=f"e.g. http://{name}:8080/a2a/{name}")
+                    hint="Set it to the agent's A2A URL, e.g. "
+                         + example(f"{_AGENTS}{name.upper()}_URL",
+                                   f"http://{name}:8080/a2a/{name}") + ".")
         policy = r.text("PILOTHOUSE_SHELL_POLICY")
         log_level = (r.text("PILOTHOUSE_LOG_LEVEL") or "WARNING").upper()
         if log_level not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
-            raise ConfigurationError(f"PILOTHOUSE_LOG_LEVEL={log_level!r} is not a log level.")
+            raise ConfigurationError(
+                f"PILOTHOUSE_LOG_LEVEL={log_level!r} is not a log level.",
+                hint="Use DEBUG, INFO, WARNING or ERROR, e.g. "
+                     + example("PILOTHOUSE_LOG_LEVEL", "INFO") + ".")
         return cls(
             model=model,
-            max_context_tokens=r.integer("MAX_CONTEXT_TOKENS", None, minimum=512),
+            max_context_tokens=r.integer("MAX_CONTEXT_TOKENS", None, minimum=512, sample=32_768),
             provider_context_overrides=overrides,
             max_output_tokens=r.integer("PILOTHOUSE_MAX_OUTPUT_TOKENS", 1024, minimum=16) or 1024,
-            openai_base_url=r.text("OPENAI_BASE_URL"),
+            openai_base_url=r.url("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1"),
             openai_api_key=r.text("OPENAI_API_KEY"),
-            ollama_base_url=r.text("OLLAMA_BASE_URL"),
+            ollama_base_url=r.url("OLLAMA_BASE_URL", "http://127.0.0.1:11434"),
             local_model_path=Path(local_path).expanduser() if local_path else None,
             local_context_tokens=r.integer("PILOTHOUSE_LOCAL_CONTEXT_TOKENS", 8192, minimum=1024)
             or 8192,
-            local_threads=r.integer("PILOTHOUSE_LOCAL_THREADS", None, minimum=1),
+            local_threads=r.integer("PILOTHOUSE_LOCAL_THREADS", None, minimum=1, sample=2),
             max_tool_output_size=r.integer("MAX_TOOL_OUTPUT_SIZE", 10_000, minimum=200) or 10_000,
             tool_output_window_share=r.number(
                 "PILOTHOUSE_TOOL_OUTPUT_WINDOW_SHARE", 0.25, low=0.01, high=0.9
@@ -402,8 +560,9 @@ class Settings:
             tool_call_limit=r.integer("PILOTHOUSE_TOOL_CALL_LIMIT", 50, minimum=1) or 50,
             repeated_call_limit=r.integer("PILOTHOUSE_REPEATED_CALL_LIMIT", 3, minimum=1) or 3,
             home=Path(home).expanduser() if home else Path.home() / ".pilothouse",
-            database_url=r.text("PILOTHOUSE_DATABASE_URL"),
-            argocd_url=(r.text("ARGOCD_URL") or "").rstrip("/") or None,
+            database_url=_database_url(r.text("PILOTHOUSE_DATABASE_URL"),
+                                       r.text("PILOTHOUSE_DATABASE_URL_FILE")),
+            argocd_url=r.url("ARGOCD_URL", "https://argocd.example.com"),
             argocd_token=r.text("ARGOCD_TOKEN"),
             argocd_username=r.text("ARGOCD_USERNAME"),
             argocd_password=r.text("ARGOCD_PASSWORD"),
@@ -411,6 +570,7 @@ class Settings:
             argocd_ca_bundle=Path(ca_bundle).expanduser() if ca_bundle else None,
             argocd_timeout_seconds=r.number("ARGOCD_TIMEOUT", 30.0, low=0.1, high=600),
             argocd_read_only=r.flag("ARGOCD_READ_ONLY", True),
+            argocd_instances=_argocd_instances(r),
             max_search_results=max_search,
             warn_search_results=warn_search,
             workspace=Path(workspace).expanduser().resolve() if workspace else Path.cwd(),
@@ -418,14 +578,14 @@ class Settings:
             shell_timeout_seconds=r.number("PILOTHOUSE_SHELL_TIMEOUT", 30.0, low=0.1, high=3600),
             approval_secret=r.text("PILOTHOUSE_APPROVAL_SECRET"),
             github_token=r.text("GITHUB_TOKEN") or r.text("GH_TOKEN"),
-            github_api_url=(r.text("GITHUB_API_URL") or "https://api.github.com").rstrip("/"),
+            github_api_url=github_url or "https://api.github.com",
             github_timeout_seconds=r.number("GITHUB_TIMEOUT", 30.0, low=0.1, high=600),
             github_rate_limit_max_wait=r.number("GITHUB_RATE_LIMIT_MAX_WAIT", 10.0, low=0,
                                                 high=3600),
             api_keys=_split(r.text("PILOTHOUSE_API_KEYS")),
             admin_keys=_split(r.text("PILOTHOUSE_ADMIN_KEYS")),
             api_host=r.text("PILOTHOUSE_API_HOST") or "127.0.0.1",
-            api_port=r.integer("PILOTHOUSE_API_PORT", 8080, minimum=1) or 8080,
+            api_port=r.integer("PILOTHOUSE_API_PORT", 8080, minimum=1, maximum=65535) or 8080,
             cors_origins=_split(r.text("PILOTHOUSE_CORS_ORIGINS")),
             api_max_body_bytes=r.integer("PILOTHOUSE_API_MAX_BODY_BYTES", 64_000, minimum=1024)
             or 64_000,
@@ -443,9 +603,11 @@ class Settings:
             agent_keys={name: key for name in agent_urls
                         if (key := r.text(f"{_AGENTS}{name.upper()}_KEY"))},
             agent_timeout_seconds=r.number(f"{_AGENTS}TIMEOUT", 180.0, low=0.1, high=86_400),
-            agent_answer_tokens=r.integer(f"{_AGENTS}ANSWER_TOKENS", None, minimum=0) or None,
+            agent_answer_tokens=r.integer(f"{_AGENTS}ANSWER_TOKENS", None, minimum=0,
+                                          sample=1500) or None,
             workspace_set=workspace is not None,
             mcp_read_only=r.flag("PILOTHOUSE_MCP_READ_ONLY", False),
             mcp_tools=_mcp_tool_lists(r.env, "_TOOLS"),
             mcp_exclude_tools=_mcp_tool_lists(r.env, "_EXCLUDE_TOOLS"),
+            provider_variables=frozenset(n for n in PROVIDER_VARIABLES if r.text(n)),
         )

@@ -32,14 +32,14 @@ def parse_memory_size(
     if match is None:
         raise ConfigurationError(
             f"{name}={text!r} is not a memory size.",
-            hint=f"Use bytes or a number with a unit, e.g. {name}=4GiB or {name}=512MiB.",
+            hint=f"Use bytes or a number with a unit, e.g. `{name}=4GiB` or `{name}=512MiB`.",
         )
     unit = (match.group(2) or "").lower()
     value = int(float(match.group(1)) * _UNITS[unit])
     if value < minimum:
         raise ConfigurationError(
             f"{name}={text!r} is {value:,} bytes, below the minimum of {minimum // MIB} MiB.",
-            hint=f"Add a unit: e.g. {name}={match.group(1)}MiB.",
+            hint=f"Add a unit: e.g. `{name}={max(float(match.group(1)), 16):g}MiB`.",
         )
     return value
 

@@ -86,7 +86,9 @@ async def test_a_turn_streams_progress_then_the_answer_then_completed(
     assert "Calling list_apps" in progress
     assert any(p.startswith("list_apps returned") for p in progress)
     assert stored.status.state == TaskState.TASK_STATE_COMPLETED
-    assert answer_text(stored) == "payments-api is degraded."
+    # The model's lead, then the tool's result as the tool gave it (runtime.answer_views).
+    lead, result = answer_text(stored).split("\n\n", 1)
+    assert lead == "payments-api is degraded." and "payments-api" in result
 
 
 async def test_an_approval_becomes_input_required_and_the_next_message_answers_it(
@@ -112,7 +114,7 @@ async def test_an_approval_becomes_input_required_and_the_next_message_answers_i
     assert final_state(second) == TaskState.TASK_STATE_COMPLETED
     results = [status_text(e) for e in second if e.HasField("status_update")]
     assert any(r.startswith("restart_app returned") for r in results)
-    assert answer_text(stored) == "Restarted payments-api."
+    assert answer_text(stored) == "Restarted payments-api.\n\npayments-api restarted"
 
 
 async def test_a_rejection_reaches_the_model_with_its_reason(

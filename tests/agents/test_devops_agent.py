@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,6 +17,7 @@ from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.events import ApprovalRequest, ContextNote, Event, ToolResult
 from pilothouse.runtime.session import Conversation
 from pilothouse.testing.scripted_model import tool_call
+from pilothouse.tools.mcp_connect import call_for_payload
 from pilothouse.tools.shell import check_command
 
 MODULE = '''"""Billing helpers."""
@@ -41,7 +41,8 @@ async def last_result(conversation: Conversation) -> dict[str, Any]:
     """The newest tool result of the conversation, whole (events carry a preview)."""
     history = await conversation.history()
     result = next(m for m in reversed(history) if isinstance(m, ToolMessage))
-    return dict(json.loads(str(result.content)))
+    assert isinstance(result.artifact, dict)
+    return dict(result.artifact)
 
 
 E = TypeVar("E", bound=Event)
@@ -97,7 +98,7 @@ async def test_question_naming_a_symbol_gets_its_code_in_context(
                            settings=settings)
     async with open_devops_toolkit(settings) as toolkit:
         index = next(t for t in toolkit.tools if t.name == "index_directory")
-        report = json.loads(await index.ainvoke({}))
+        report = await call_for_payload(index, {})
         assert report["files_indexed"] + report["files_skipped_unchanged"] == 1
         graph = await build(settings, setup, toolkit)
         events = [e async for e in Conversation(graph, "rag").ask(

@@ -18,6 +18,10 @@ from pilothouse.runtime.session import Conversation
 from pilothouse.runtime.subagent import InProcessSubAgent
 from pilothouse.testing.scripted_model import tool_call
 
+#: The sub-agents here answer from a script without tools, so nothing could ground their
+#: names; the grounding check has its own tests (tests/runtime/test_answer_views.py).
+UNGROUNDED = "grounding"
+
 
 def answering_agents(settings: Settings,
                      scripted_setup: Callable[..., ModelSetup]) -> list[InProcessSubAgent]:
@@ -47,7 +51,7 @@ def test_a_question_names_the_agents_of_its_domain_words() -> None:
 async def test_the_first_call_sees_only_the_named_agents_and_later_calls_see_all(
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
 ) -> None:
-    settings = make_settings()
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
     agents = answering_agents(settings, scripted_setup)
     both = AIMessage(content="", tool_calls=[
         {"name": f"ask_{name}", "args": {"question": "hello"}, "id": f"c-{name}",
@@ -69,13 +73,15 @@ async def test_the_first_call_sees_only_the_named_agents_and_later_calls_see_all
     assert choices == ["required", None, None]
     # One agent's answer is the answer, passed on without a model call; two are combined.
     assert [e.text for e in first if isinstance(e, Answer)] == ["github answered."]
-    assert [e.text for e in second if isinstance(e, Answer)] == ["Both say hello."]
+    # Combined: the supervisor's lead, then each agent's answer as it gave it.
+    assert [e.text for e in second if isinstance(e, Answer)] == [
+        "Both say hello.\n\nargocd answered.\n\ndevops answered."]
 
 
 async def test_a_failed_only_agent_goes_to_the_model_which_says_what_is_missing(
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
 ) -> None:
-    settings = make_settings()
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
     broken = scripted_setup([RuntimeError("Connection refused by the model server")])
     agents = [InProcessSubAgent("argocd", "Argo CD.", specialist(settings, broken, "argocd"))]
     setup = scripted_setup([tool_call("ask_argocd", question="apps?"),
@@ -93,7 +99,7 @@ async def test_a_failed_only_agent_goes_to_the_model_which_says_what_is_missing(
 async def test_a_question_naming_two_domains_asks_both_agents_one_after_the_other(
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
 ) -> None:
-    settings = make_settings()
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
     agents = answering_agents(settings, scripted_setup)
     setup = scripted_setup([tool_call("ask_argocd", question="Is payments-api Degraded?"),
                             tool_call("ask_github", question="Is its CI workflow failing?"),
@@ -108,4 +114,4 @@ async def test_a_question_naming_two_domains_asks_both_agents_one_after_the_othe
     assert offered == [(["ask_argocd", "ask_github"], "required"), (["ask_github"], "required"),
                        (["ask_argocd", "ask_github", "ask_devops"], None)]
     assert [e.text for e in events if isinstance(e, Answer)] == [
-        "payments-api is Degraded and its CI fails."]
+        "payments-api is Degraded and its CI fails.\n\nargocd answered.\n\ngithub answered."]

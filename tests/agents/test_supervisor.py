@@ -22,6 +22,10 @@ from pilothouse.runtime.session import Conversation
 from pilothouse.runtime.subagent import InProcessSubAgent, subagent_thread
 from pilothouse.testing.scripted_model import tool_call
 
+#: The sub-agents here answer from a script without tools, so nothing could ground their
+#: names; the grounding check has its own tests (tests/runtime/test_answer_views.py).
+UNGROUNDED = "grounding"
+
 
 def ask_both(argocd: str, github: str) -> AIMessage:
     """One model turn that asks two agents at once (parallel tool calls)."""
@@ -61,7 +65,7 @@ def specialist(settings: Settings, setup: ModelSetup, name: str, **kwargs: Any) 
 async def test_a_question_spanning_two_agents_asks_both_and_combines_their_answers(
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
 ) -> None:
-    settings = make_settings()
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
     argocd_setup = scripted_setup([tool_call("list_apps"), "payments-api is Degraded."])
     github_setup = scripted_setup(["PR #42 (bump payments-api image) is open."])
     agents = [
@@ -89,7 +93,7 @@ async def test_a_question_spanning_two_agents_asks_both_and_combines_their_answe
 async def test_a_long_sub_agent_answer_is_held_to_the_budget(
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
 ) -> None:
-    settings = make_settings()
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
     flood = "payments-api Degraded in production cluster eu-1. " * 400
     argocd_setup = scripted_setup([flood])
     agents = [InProcessSubAgent("argocd", "Argo CD.", specialist(settings, argocd_setup, "argocd"))]
@@ -112,7 +116,7 @@ async def test_a_long_sub_agent_answer_is_held_to_the_budget(
 async def test_a_failing_or_slow_agent_gives_a_partial_answer_not_a_crash(
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
 ) -> None:
-    settings = make_settings()
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
     hang = asyncio.Event()
 
     @tool
@@ -147,7 +151,7 @@ async def test_a_failing_or_slow_agent_gives_a_partial_answer_not_a_crash(
 async def test_a_sub_agents_approval_is_put_to_the_user_and_its_decision_passed_back(
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
 ) -> None:
-    settings = make_settings()
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
     gate = {"restart_app": InterruptOnConfig(allowed_decisions=["approve", "reject"],
                                              description="Restart this application?")}
     argocd_setup = scripted_setup([tool_call("restart_app", name="payments-api"),
@@ -166,7 +170,8 @@ async def test_a_sub_agents_approval_is_put_to_the_user_and_its_decision_passed_
     assert request["name"] == "ask_argocd"
     assert "The argocd agent asks: Restart this application?" in request["description"]
     answer = [e.text for e in second if isinstance(e, Answer)][-1]
-    assert answer == "payments-api restarted."
+    # The agent's tool result is its answer's view; the leads that only restate it are dropped.
+    assert answer == "payments-api restarted"
     restarted = [m for m in await Conversation(argocd, subagent_thread("argocd", "s-4")).history()
                  if isinstance(m, ToolMessage)]
     assert restarted[-1].content == "payments-api restarted"
@@ -175,7 +180,7 @@ async def test_a_sub_agents_approval_is_put_to_the_user_and_its_decision_passed_
 async def test_an_interrupted_supervisor_turn_is_repaired_at_the_next_question(
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
 ) -> None:
-    settings = make_settings()
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
     hang, listing = asyncio.Event(), asyncio.Event()
 
     @tool
@@ -207,7 +212,7 @@ async def test_an_interrupted_supervisor_turn_is_repaired_at_the_next_question(
 async def test_a_provider_overflow_at_the_supervisor_is_compressed_and_retried(
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
 ) -> None:
-    settings = make_settings()
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
     agents = [InProcessSubAgent(name, name, specialist(settings, scripted_setup([answer]), name))
               for name, answer in (("argocd", "payments-api is Degraded."),
                                    ("github", "PR #42 is open."))]

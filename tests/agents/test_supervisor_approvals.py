@@ -26,6 +26,10 @@ from pilothouse.testing.scripted_model import tool_call
 GATE = {"restart_app": InterruptOnConfig(allowed_decisions=["approve", "reject"],
                                          description="Restart this application?")}
 
+#: The sub-agents here answer from a script without tools, so nothing could ground their
+#: names; the grounding check has its own tests (tests/runtime/test_answer_views.py).
+UNGROUNDED = "grounding"
+
 
 @tool
 def restart_app(name: str) -> str:
@@ -46,7 +50,7 @@ def argocd_agent(settings: Settings, setup: ModelSetup, **kwargs: Any) -> InProc
 async def test_a_second_approval_goes_to_the_model_which_puts_it_to_the_user(
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
 ) -> None:
-    settings = make_settings()
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
     argocd_setup = scripted_setup([tool_call("restart_app", name="payments-api"),
                                    tool_call("restart_app", name="billing-api"),
                                    "Both restarted."])
@@ -66,8 +70,10 @@ async def test_a_second_approval_goes_to_the_model_which_puts_it_to_the_user(
     # Not passed on as the answer: the model asked again, and the user saw the second request.
     assert [type(e) for e in second if isinstance(e, ApprovalRequest | Answer)] == [
         ApprovalRequest]
+    # The supervisor's lead, then the agent's answer: its lead and its two results' views.
     assert [e.text for e in third if isinstance(e, Answer)] == [
-        "payments-api and billing-api were restarted."]
+        "payments-api and billing-api were restarted.\n\nBoth restarted.\n\n"
+        "payments-api restarted\n\nbilling-api restarted"]
     results = [m for m in await conversation.history() if isinstance(m, ToolMessage)]
     assert [m.artifact for m in results] == [
         {"agent": "argocd", "state": "input_required"},
@@ -77,7 +83,7 @@ async def test_a_second_approval_goes_to_the_model_which_puts_it_to_the_user(
 async def test_an_answer_that_merely_mentions_approvals_is_passed_on(
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
 ) -> None:
-    settings = make_settings()
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
     wording = "No sync needs another approval: payments-api is Synced and Healthy."
     agent = argocd_agent(settings, scripted_setup([wording]))
     setup = scripted_setup([tool_call("ask_argocd", question="is payments-api synced?"),

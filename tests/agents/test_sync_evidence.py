@@ -8,7 +8,6 @@ and a change of the cluster between the prompt and the approval must stop the sy
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -25,6 +24,7 @@ from pilothouse.runtime.events import ApprovalRequest, ToolResult
 from pilothouse.runtime.session import Conversation
 from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
 from pilothouse.testing.scripted_model import tool_call
+from pilothouse.tools.mcp_connect import call_for_payload
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,8 @@ def drifted(sandbox: RunningSandbox, skip: int) -> str:
 async def tool_answer(conversation: Conversation) -> dict[str, Any]:
     """The whole stored result of the last tool call (events carry only a preview)."""
     last = [m for m in await conversation.history() if isinstance(m, ToolMessage)][-1]
-    return dict(json.loads(str(last.content)))
+    assert isinstance(last.artifact, dict)
+    return dict(last.artifact)
 
 
 @pytest.fixture
@@ -66,8 +67,8 @@ async def test_a_direct_real_sync_is_approved_on_the_dry_run_code_computed(
         conversation = Conversation(graph, "evidence-direct")
         first = [e async for e in conversation.ask(f"sync {app} now")]
         prompt = next(e for e in first if isinstance(e, ApprovalRequest)).value["description"]
-        dry_run = json.loads(await next(t for t in toolkit.tools if t.name == "sync_application")
-                             .ainvoke({"name": app}))
+        dry_run = await call_for_payload(
+            next(t for t in toolkit.tools if t.name == "sync_application"), {"name": app})
         rest = [e async for e in conversation.decide({"type": "approve"})]
         synced = await tool_answer(conversation)
 

@@ -19,19 +19,21 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 
+from pilothouse.config import Settings
+from pilothouse.errors import ConfigurationError
+
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 AGENTS = ("argocd", "github", "devops")
 
 
 @pytest.fixture(scope="module")
-def services() -> dict[str, Any]:
-    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+def compose() -> dict[str, Any]:
+    return dict(yaml.safe_load((DEPLOY / "docker-compose.yml").read_text()))
+
+
+@pytest.fixture(scope="module")
+def services(compose: dict[str, Any]) -> dict[str, Any]:
     return dict(compose["services"])
-
-
-def expand(value: str) -> str:
-    """`${NAME:-default}` as Compose expands it with NAME unset."""
-    return re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", value)
 
 
 def test_every_agent_is_its_own_service_with_the_seeds_memory_limit(
@@ -41,7 +43,9 @@ def test_every_agent_is_its_own_service_with_the_seeds_memory_limit(
         service = services[name]
         assert service["command"][:2] == ["--agent", name]
         assert service["deploy"]["resources"]["limits"]["memory"] == "4g"
-        assert service["depends_on"]["postgres"] == {"condition": "service_healthy"}
+        # The bundled database only when its profile runs; an external one otherwise.
+        assert service["depends_on"]["postgres"] == {"condition": "service_healthy",
+                                                     "required": False}
 
 
 def test_the_supervisor_reaches_each_agent_by_service_name(services: dict[str, Any]) -> None:
@@ -62,14 +66,39 @@ def test_the_supervisor_reaches_each_agent_by_service_name(services: dict[str, A
         assert env[f"PILOTHOUSE_AGENTS_{name.upper()}_KEY"] == "${PILOTHOUSE_AGENT_KEY}"
 
 
-def test_state_lives_in_the_postgres_service(services: dict[str, Any]) -> None:
-    postgres = services["postgres"]
-    assert postgres["healthcheck"]["test"][0] == "CMD-SHELL"
+def test_state_lives_in_postgresql_whose_url_is_a_secret(
+    compose: dict[str, Any], services: dict[str, Any], tmp_path: Path,
+) -> None:
+    # Every service reads the URL from the mounted secret, never from its environment.
+    assert compose["secrets"]["database-url"] == {"environment": "PILOTHOUSE_DATABASE_URL"}
     for name in (*AGENTS, "supervisor"):
-        url = urlparse(expand(services[name]["environment"]["PILOTHOUSE_DATABASE_URL"]))
-        assert url.scheme == "postgresql" and url.hostname == "postgres"
-        assert url.path.lstrip("/") == postgres["environment"]["POSTGRES_DB"]
-        assert url.username == postgres["environment"]["POSTGRES_USER"]
+        service = services[name]
+        assert "database-url" in service["secrets"]
+        env = service["environment"]
+        assert env["PILOTHOUSE_DATABASE_URL_FILE"] == "/run/secrets/database-url"
+        assert "PILOTHOUSE_DATABASE_URL" not in env
+    # The bundled PostgreSQL is optional and has no default password.
+    postgres = services["postgres"]
+    assert postgres["profiles"] == ["bundled-db"]
+    assert postgres["environment"]["POSTGRES_PASSWORD"].startswith("${POSTGRES_PASSWORD:?")
+    assert postgres["healthcheck"]["test"][0] == "CMD-SHELL"
+    # What Pilothouse makes of the mounted secret: the URL, as if set directly.
+    secret = tmp_path / "database-url"
+    secret.write_text("postgresql://ph:pw@db.example.com:5432/ph\n")
+    settings = Settings.from_env({"PILOTHOUSE_HOME": str(tmp_path),
+                                  "PILOTHOUSE_DATABASE_URL_FILE": str(secret)})
+    assert settings.database_url == "postgresql://ph:pw@db.example.com:5432/ph"
+    with pytest.raises(ConfigurationError, match="PILOTHOUSE_DATABASE_URL_FILE"):
+        Settings.from_env({"PILOTHOUSE_DATABASE_URL_FILE": str(tmp_path / "missing")})
+
+
+def test_the_supervisor_is_healthy_only_while_its_database_answers(
+    services: dict[str, Any],
+) -> None:
+    check = services["supervisor"]["healthcheck"]["test"]
+    assert check[:3] == ["CMD", "python", "-c"]
+    assert "http://127.0.0.1:8080/readyz" in check[3]
+    compile(check[3], "healthcheck", "exec")  # the probe is valid Python
 
 
 def test_the_image_builds_from_the_dockerfile_and_runs_serve(services: dict[str, Any]) -> None:

@@ -93,13 +93,19 @@ def test_helm_lint_catches_a_broken_template(tmp_path: Path) -> None:
 def test_the_default_install_wires_the_supervisor_to_each_enabled_agent(
     cluster: tuple[KubeApi, Path],
 ) -> None:
-    objects = install(cluster, {"database": {"url": "postgresql://ph:pw@postgres/ph"}, **AUTH})
+    objects = install(cluster, {"database": {"url": "postgresql://ph:pw@postgres/ph"},
+                                "supervisor": {"replicas": 2}, **AUTH})
 
     deployments = {k.split("/")[1]: v for k, v in objects.items() if k.startswith("Deployment/")}
     assert sorted(deployments) == ["demo-pilothouse-argocd", "demo-pilothouse-github",
                                    "demo-pilothouse-supervisor"]
     supervisor = deployments["demo-pilothouse-supervisor"]
     assert supervisor["spec"]["replicas"] == 2
+    # Ready only while its conversation store (the database) answers.
+    [container] = supervisor["spec"]["template"]["spec"]["containers"]
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert deployments["demo-pilothouse-argocd"]["spec"]["template"]["spec"]["containers"][0][
+        "readinessProbe"]["httpGet"]["path"] == "/.well-known/agent-card.json"
     urls = {k: v for k, v in env_of(supervisor).items()
             if k.startswith("PILOTHOUSE_AGENTS_") and k.endswith("_URL")}
     assert urls == {
@@ -176,6 +182,8 @@ def test_an_existing_secret_and_the_devops_agent_can_be_chosen(
     [container] = objects["Deployment/demo-pilothouse-supervisor"]["spec"]["template"]["spec"][
         "containers"]
     assert container["args"][-1] == "--no-api"
+    # Without the REST API there is no /readyz: the agent card is the probe.
+    assert container["readinessProbe"]["httpGet"]["path"] == "/.well-known/agent-card.json"
     supervisor = env_of(objects["Deployment/demo-pilothouse-supervisor"])
     assert supervisor["PILOTHOUSE_AGENTS_DEVOPS_URL"] == \
         "http://demo-pilothouse-devops:8080/a2a/devops"
@@ -191,4 +199,23 @@ def test_without_a_database_pods_keep_local_state_and_the_notes_say_so(
                       if o["metadata"]["name"] == "demo-pilothouse-supervisor")
 
     assert "PILOTHOUSE_DATABASE_URL" not in env_of(supervisor)
+    assert supervisor["spec"]["replicas"] == 1
     assert "no database is configured" in release["info"]["notes"]
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ({"supervisor": {"replicas": 2}},
+     "supervisor.replicas=2 needs PostgreSQL: set database.url or database.existingSecret"),
+    ({"agents": {"argocd": {"replicas": 3}}},
+     "argocd.replicas=3 needs PostgreSQL: set database.url or database.existingSecret"),
+    ({"database": {"url": "sqlite:///data/state.sqlite"}, "supervisor": {"replicas": 2}},
+     "database.url must be a postgresql:// URL"),
+])
+def test_more_than_one_replica_without_postgresql_is_refused(
+    cluster: tuple[KubeApi, Path], values: dict[str, Any], message: str,
+) -> None:
+    api, kubeconfig = cluster
+    done = run_helm("install", str(CHART), str(kubeconfig), json.dumps({**values, **AUTH}))
+    assert done.returncode != 0
+    assert message in done.stderr
+    assert not api.objects

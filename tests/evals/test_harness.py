@@ -71,7 +71,7 @@ def test_every_case_passes_when_the_model_does_what_the_case_expects(
     results, _ = oracle_run
     failures = {r.id: [f"{c.name}: {c.detail}" for c in r.failed_checks]
                 for r in results if not r.passed}
-    assert failures == {}
+    assert failures == {}, json.dumps(failures, indent=1)
     assert len(results) >= 60
 
 

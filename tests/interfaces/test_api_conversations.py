@@ -12,6 +12,7 @@ from interfaces_support import (
     OpenAgent,
     in_process,
     kinds,
+    list_applications,
     parse_sse,
 )
 
@@ -47,7 +48,9 @@ async def test_ask_streams_tool_activity_and_the_answer_then_history_shows_it(
         assert call["data"]["name"] == "list_applications"
         assert call["data"]["args"] == {"project": "payments"}
         assert '"payments-worker"' in result["text"] and result["data"]["status"] == "success"
-        assert events[2]["text"] == TABLE_ANSWER
+        # The model's lead; its retyped table gives way to the tool's own result, verbatim.
+        assert events[2]["text"] == ("Two applications in **payments**:\n\n"
+                                     + list_applications.invoke({"project": "payments"}))
 
         history = (await client.get(f"/conversations/{thread}")).json()
         assert history["title"] == "Payments check"

@@ -8,20 +8,17 @@ from typing import Any
 
 from interfaces_support import (
     RESTARTED,
-    TABLE_ANSWER,
     OpenAgent,
-    list_applications,
     read_logs,
     restart_application,
 )
 from textual.pilot import Pilot
 from textual.widgets import Input, Markdown, OptionList, Static
+from ui_support import APPS_VIEW, list_applications
 
 from pilothouse.interfaces.tui import PilothouseApp
 from pilothouse.interfaces.tui.dialogs import ApprovalDialog, ConversationSwitcher
 from pilothouse.testing.scripted_model import tool_call
-
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 async def until(pilot: Pilot[Any], condition: Callable[[], bool], what: str) -> None:
@@ -36,6 +33,7 @@ async def until(pilot: Pilot[Any], condition: Callable[[], bool], what: str) -> 
 async def approval_dialog(pilot: Pilot[Any], app: PilothouseApp) -> ApprovalDialog:
     """The approval dialog once it is laid out (a click before that would miss its buttons)."""
     await until(pilot, lambda: isinstance(app.screen, ApprovalDialog)
+                and bool(app.screen.query("#approve"))
                 and app.screen.query_one("#approve").region.area > 0, "the approval dialog")
     assert isinstance(app.screen, ApprovalDialog)
     return app.screen
@@ -49,6 +47,11 @@ def answers(app: PilothouseApp) -> list[str]:
     return [w.source for w in app.query("#chat Markdown").results(Markdown)]
 
 
+def leads(app: PilothouseApp) -> list[str]:
+    """The model's words of each answer (the tools' views follow them)."""
+    return [a.split("\n\n")[0] for a in answers(app)]
+
+
 async def ask(pilot: Pilot[Any], app: PilothouseApp, question: str) -> None:
     await until(pilot, lambda: not app.busy, "the previous answer")
     box = app.query_one("#question", Input)
@@ -60,12 +63,11 @@ async def ask(pilot: Pilot[Any], app: PilothouseApp, question: str) -> None:
 async def test_chat_shows_answers_and_activity_and_approves_in_a_dialog(
     make_open_agent: Callable[..., OpenAgent], tmp_path: Path
 ) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     open_agent = make_open_agent([
         tool_call("list_applications", project="payments"),
-        TABLE_ANSWER,
+        "Two applications in **payments**.",
         tool_call("read_logs", app="payments-api"),
-        "The logs show **600 timeouts** talking to postgres.",
+        "The logs show repeated **timeouts** talking to postgres.",
         tool_call("restart_application", name="payments-api"),
         "Restarted payments-api; its 3 pods were replaced.",
     ], tools=[list_applications, read_logs, restart_application])
@@ -76,17 +78,20 @@ async def test_chat_shows_answers_and_activity_and_approves_in_a_dialog(
         assert "platform · openai:gpt-4 · 8,192 tokens · 3 tools" in app.sub_title
 
         await ask(pilot, app, "Which apps are in payments?")
-        await until(pilot, lambda: TABLE_ANSWER in answers(app), "the answer")
+        # The model's lead, then the tool's view as it rendered it.
+        await until(pilot, lambda: answers(app) == [f"Two applications in **payments**.\n\n"
+                                                   f"{APPS_VIEW}"], "the answer")
         assert texts(app, "#chat .user") == ["Which apps are in payments?"]
         activity = texts(app, "#activity .activity")
         assert activity[0] == '→ list_applications(project="payments")'
-        assert activity[1].startswith("← list_applications: 203 chars")
+        assert activity[1].startswith(f"← list_applications: {len(APPS_VIEW)} chars")
+        await until(pilot, lambda: not app.busy, "the turn to end")
+        assert str(app.status.content).startswith("answered in ")
 
         await ask(pilot, app, "Show the payments-api logs")
         await until(pilot, lambda: len(answers(app)) == 2, "the second answer")
         assert any(line.startswith("⚙ context: read_logs output cut from")
                    for line in texts(app, "#activity .context"))
-        app.save_screenshot(filename="tui-chat.svg", path=str(SCREENSHOTS))
 
         await ask(pilot, app, "Restart payments-api")
         dialog = await approval_dialog(pilot, app)
@@ -94,8 +99,11 @@ async def test_chat_shows_answers_and_activity_and_approves_in_a_dialog(
             "Approval needed: restart_application")
         assert '"name": "payments-api"' in str(dialog.query_one("#approval-action",
                                                                 Static).content)
+        # A change opens on Reject, and the status line says the run waits for a person.
+        assert dialog.focused is dialog.query_one("#reject")
+        assert str(app.status.content).startswith(
+            "‖ waiting for your approval: restart_application · ")
         assert RESTARTED == []
-        app.save_screenshot(filename="tui-approval.svg", path=str(SCREENSHOTS))
         assert await pilot.click("#approve")
         await until(pilot, lambda: any("Restarted payments-api" in a for a in answers(app)),
                     "the answer after approval")
@@ -136,7 +144,7 @@ async def test_the_switcher_lists_conversations_and_resumes_one(
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, app.ready.is_set, "the agent to open")
         await ask(pilot, app, "How is billing?")
-        await until(pilot, lambda: answers(app) == ["billing-ui is OutOfSync."], "an answer")
+        await until(pilot, lambda: leads(app) == ["billing-ui is OutOfSync."], "an answer")
 
         await pilot.press("ctrl+n")
         await until(pilot, lambda: app.thread_id != "first" and not answers(app),
@@ -157,6 +165,6 @@ async def test_the_switcher_lists_conversations_and_resumes_one(
         options.highlighted = target
         await pilot.press("enter")
         await until(pilot, lambda: app.thread_id == "first"
-                    and answers(app) == ["billing-ui is OutOfSync."], "the resumed history")
+                    and leads(app) == ["billing-ui is OutOfSync."], "the resumed history")
         assert texts(app, "#chat .user") == ["How is billing?"]
         assert texts(app, "#activity .tool-call") == ['→ list_applications(project="billing")']

@@ -1,7 +1,7 @@
 """The web UI in a real headless Chromium against the API on a real socket.
 
 The agent is real (LangGraph, SQLite, tools, context guard, approval gate); only the model is
-scripted. Screenshots land in docs/screenshots/ for docs/interfaces.md.
+scripted. The documentation's screenshots come from scripts/screenshots.py, not from here.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ import pytest
 from fastapi import FastAPI
 from interfaces_support import (
     RESTARTED,
-    TABLE_ANSWER,
     OpenAgent,
-    list_applications,
     on_socket,
     read_logs,
     restart_application,
 )
+from langchain_core.tools import tool
 from playwright.async_api import Browser, Page, async_playwright, expect
+from ui_support import APPS_VIEW
 
 from pilothouse.testing.scripted_model import tool_call
 
@@ -32,8 +32,13 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-component-update", "--disable-sync"]
 # A loaded CI machine can take longer than Playwright's default of 5 s for an assertion.
 expect.set_options(timeout=15_000)
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 INJECTION = 'Careful: <img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
+
+
+@tool
+def list_applications(project: str = "") -> str:
+    """List applications (a rendered view; a hostile annotation rides along in it)."""
+    return APPS_VIEW + "\n\n" + INJECTION
 
 
 @pytest.fixture
@@ -70,9 +75,9 @@ async def ask(page: Page, question: str) -> None:
 def script() -> list[Any]:
     return [
         tool_call("list_applications", project="payments"),
-        TABLE_ANSWER + "\n" + INJECTION,
+        "Two applications in **payments**.",
         tool_call("read_logs", app="payments-api"),
-        "The logs show **600 timeouts** talking to postgres.",
+        "The logs show repeated **timeouts** talking to postgres.",
         tool_call("restart_application", name="payments-api"),
         "Restarted payments-api; its 3 pods were replaced.",
     ]
@@ -82,7 +87,6 @@ async def test_chat_streams_tools_tables_context_and_approvals(
     browser: Browser, make_open_agent: Callable[..., OpenAgent],
     make_app: Callable[..., FastAPI],
 ) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     app = make_app(make_open_agent(
         script(), tools=[list_applications, read_logs, restart_application]))
     problems: list[str] = []
@@ -95,30 +99,28 @@ async def test_chat_streams_tools_tables_context_and_approvals(
         await ask(page, "Which apps are in payments?")
         table = page.locator(".message.assistant table.md-table")
         await expect(table).to_be_visible()
-        assert await table.locator("th").all_inner_texts() == ["name", "health"]
+        assert await table.locator("th").all_inner_texts() == ["name", "health", "sync"]
         assert await table.locator("tbody tr").count() == 2
         assert await table.locator("tbody tr").first.locator("td").all_inner_texts() == [
-            "payments-api", "Degraded"]
+            "payments-api", "Degraded", "Synced"]
         tool = page.locator("details.tool").first
         await expect(tool.locator(".tool-name")).to_have_text("list_applications")
         await expect(tool.locator(".tool-status")).to_contain_text("chars")
         await tool.locator("summary").click()
         await expect(tool.locator(".tool-args")).to_contain_text('"project": "payments"')
         await expect(tool.locator(".tool-result")).to_contain_text("payments-worker")
-        # The answer's HTML is shown as text, never run.
+        # HTML in a tool's view is shown as text, never run.
         answer = page.locator(".message.assistant").first
         await expect(answer).to_contain_text('<script>window.pwned=2</script>')
         assert await answer.locator("img, script").count() == 0
         assert await page.evaluate("window.pwned") is None
         await expect(page.locator("#send")).to_be_enabled()
-        await page.screenshot(path=str(SCREENSHOTS / "web-chat.png"))
 
         # 2. A long tool output is cut by the context guard, and the UI says so.
         await ask(page, "Show the payments-api logs")
         note = page.locator(".note.context", has_text="read_logs output cut from")
         await expect(note).to_be_visible()
-        await expect(page.locator(".message.assistant strong").last).to_have_text(
-            "600 timeouts")
+        await expect(page.locator(".message.assistant strong").last).to_have_text("timeouts")
 
         # 3. An action that needs approval: nothing runs until Approve is clicked.
         await ask(page, "Restart payments-api")
@@ -128,18 +130,21 @@ async def test_chat_streams_tools_tables_context_and_approvals(
         await expect(card.locator(".description")).to_contain_text("Restart this application")
         gated = page.locator("details.tool").last
         await expect(gated.locator(".tool-status")).to_have_text("awaiting approval")
+        # Waiting is a state of its own, and a change opens on Reject (Enter must not act).
+        await expect(page.locator("#status")).to_have_text(
+            "waiting for approval: restart_application")
+        await expect(card.locator("button.reject")).to_be_focused()
         assert RESTARTED == []
         await expect(page.locator("#send")).to_be_enabled()
         await card.scroll_into_view_if_needed()
-        await page.screenshot(path=str(SCREENSHOTS / "web-approval.png"))
         await card.locator("button.approve").click()
-        await expect(page.locator(".message.assistant .body").last).to_have_text(
+        await expect(page.locator(".message.assistant .body").last).to_contain_text(
             "Restarted payments-api; its 3 pods were replaced.")
         await expect(card.locator(".outcome")).to_have_text("✔ Approved")
+        await expect(page.locator("#status")).to_contain_text("answered in")
         assert RESTARTED == ["payments-api"]
         await expect(gated.locator(".tool-status")).to_have_text("39 chars")
         await expect(page.locator("#send")).to_be_enabled()
-        await page.screenshot(path=str(SCREENSHOTS / "web-approved.png"))
 
         # 4. The sidebar lists the conversation; a new one is empty; resuming restores it.
         entry = page.locator("#conversations li")

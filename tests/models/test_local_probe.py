@@ -57,7 +57,7 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 
 def _checks(settings: Settings) -> dict[str, tuple[bool, str]]:
-    return {name: (ok, detail) for name, ok, detail in run_checks(settings)}
+    return {check.name: (check.ok, check.detail) for check in run_checks(settings)}
 
 
 @pytest.mark.local_model

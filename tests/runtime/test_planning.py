@@ -80,8 +80,10 @@ async def test_plan_is_revised_after_feedback_then_approved_and_executed(
     third = await collect(conversation.decide({"type": "approve"}))
 
     assert RESTARTED == ["nightly-etl"]
+    # The model's lead, then the restart's result as the tool gave it (the plan is not a view).
     assert [e.text for e in third if isinstance(e, Answer)] == [
-        "The nightly-etl job was restarted after checking its logs."]
+        "The nightly-etl job was restarted after checking its logs.\n\n"
+        "job nightly-etl restarted"]
     progress = [e for e in third if isinstance(e, PlanUpdate)]
     assert [p.action for p in progress] == ["approved", "step", "step"]
     state = await graph.aget_state(conversation.config)

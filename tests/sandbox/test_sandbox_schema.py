@@ -22,6 +22,9 @@ SWAGGER = Path(__file__).with_name("argocd_swagger.json")
 # These serialize as arbitrary JSON, not as the {"raw": ...} object the swagger describes.
 OPEN_DEFINITIONS = frozenset({"v1JSON", "v1FieldsV1", "runtimeRawExtension"})
 APP = "/api/v1/applications/payments-api-production"
+# A Degraded app deploying platform-deployments commits (Git revisions, a Deployment to act on).
+GIT_APP = "/api/v1/applications/catalog-web-staging"
+DEPLOYMENT = {"kind": "Deployment", "resourceName": "catalog-web", "namespace": "catalog-staging"}
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +69,13 @@ def test_closing_the_schema_catches_an_invented_field(definitions: dict[str, Any
     ("versionVersionMessage", "GET", "/api/version", {}),
     ("sessionGetUserInfoResponse", "GET", "/api/v1/session/userinfo", {}),
     ("runtimeError", "GET", "/api/v1/applications/nope", {}),
+    ("v1alpha1Application", "GET", GIT_APP, {}),
+    ("applicationManagedResourcesResponse", "GET", f"{GIT_APP}/managed-resources", {}),
+    ("applicationApplicationServerSideDiffResponse", "GET", f"{GIT_APP}/server-side-diff", {}),
+    ("repositoryManifestResponse", "GET", f"{GIT_APP}/manifests", {}),
+    ("applicationResourceActionsListResponse", "GET", f"{GIT_APP}/resource/actions",
+     DEPLOYMENT),
+    ("runtimeError", "GET", f"{APP}/revisions/1.2.3/metadata", {}),
 ])
 def test_responses_match_the_swagger(definitions: dict[str, Any], api: httpx.Client,
                                      definition: str, method: str, path: str,
@@ -86,3 +96,23 @@ def test_sync_session_and_log_stream_match_the_swagger(definitions: dict[str, An
         message = json.loads(line)
         assert list(message) == ["result"]
         assert errors(definitions, "applicationLogEntry", message["result"]) == []
+
+
+def test_history_revision_metadata_and_changes_match_the_swagger(
+        definitions: dict[str, Any], api: httpx.Client) -> None:
+    app = api.get(GIT_APP).json()
+    history = app["status"]["history"]
+    assert history and all(errors(definitions, "v1alpha1RevisionHistory", h) == []
+                           for h in history)
+    metadata = api.get(f"{GIT_APP}/revisions/{history[-1]['revision']}/metadata")
+    assert errors(definitions, "v1alpha1RevisionMetadata", metadata.json()) == []
+    dry = api.post(f"{GIT_APP}/rollback", json={"id": history[-2]["id"], "dryRun": True})
+    assert errors(definitions, "v1alpha1Application", dry.json()) == []
+    refused = api.post(f"{GIT_APP}/rollback", json={"id": history[-2]["id"]})
+    assert refused.status_code == 400  # auto-sync is on
+    assert errors(definitions, "runtimeError", refused.json()) == []
+    patched = api.patch(GIT_APP, json={"name": "catalog-web-staging", "patchType": "merge",
+                                       "patch": '{"spec":{"syncPolicy":{"automated":null}}}'})
+    assert errors(definitions, "v1alpha1Application", patched.json()) == []
+    restarted = api.post(f"{GIT_APP}/resource/actions", params=DEPLOYMENT, json="restart")
+    assert errors(definitions, "v1alpha1Application", restarted.json()) == []

@@ -117,9 +117,11 @@ def tool_error(result: CallToolResult) -> dict[str, Any]:
     assert result.is_error is True
     (block,) = result.content
     assert isinstance(block, TextContent)
-    payload = json.loads(block.text)
-    assert result.structured_content == payload
+    payload = result.structured_content
+    assert isinstance(payload, dict)
     assert set(ERROR_KEYS) <= payload.keys()
+    # The text says the same in sentences (`tools.views.error_view`), suggestion included.
+    assert payload["error"] in block.text and payload["suggestion"] in block.text
     assert all(isinstance(payload[key], str) and payload[key] for key in ERROR_KEYS)
     for leak in ("Error executing tool", "Traceback", "errors.pydantic.dev"):
         assert leak not in block.text
@@ -163,7 +165,8 @@ async def test_the_agent_sees_a_tool_error_as_an_error_message(case: ServerCase)
         message = await bridge.ainvoke({"type": "tool_call", "id": "call-1", "name": tool,
                                         "args": arguments})
     assert isinstance(message, ToolMessage) and message.status == "error"
-    assert json.loads(str(message.content))["kind"] == case.refused_kind
+    assert isinstance(message.artifact, dict) and message.artifact["kind"] == case.refused_kind
+    assert message.artifact["suggestion"] in str(message.content)
 
 
 def _wrong_shapes(request: Request) -> JSONResponse:

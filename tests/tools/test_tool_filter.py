@@ -8,7 +8,6 @@ an agent's launch parameters are exercised through real stdio child processes.
 from __future__ import annotations
 
 import dataclasses
-import json
 import subprocess
 import sys
 from collections.abc import Callable
@@ -62,7 +61,9 @@ def case(request: pytest.FixtureRequest, tmp_path: Path) -> ServerCase:
         fleet: RunningSandbox = request.getfixturevalue("argocd")
         settings = _argocd_settings(fleet, tmp_path)
         return ServerCase(name, lambda: build_argocd_server(settings),
-                          frozenset({"sync_application"}), ("list_clusters", {"page_size": 1}))
+                          frozenset({"sync_application", "rollback_application",
+                                     "run_resource_action"}),
+                          ("list_clusters", {"page_size": 1}))
     if name == "github":
         hub: RunningGitHubSandbox = request.getfixturevalue("github")
         return ServerCase(name, lambda: build_github_server(hub.url, hub.token, timeout=10),
@@ -92,7 +93,9 @@ def error_of(result: Any) -> dict[str, Any]:
     assert result.is_error is True
     (block,) = result.content
     assert isinstance(block, TextContent)
-    return json.loads(block.text)  # type: ignore[no-any-return]
+    assert isinstance(result.structured_content, dict)
+    assert result.structured_content["error"] in block.text  # the view says it in words
+    return result.structured_content
 
 
 async def test_the_annotations_say_which_tools_write(case: ServerCase) -> None:

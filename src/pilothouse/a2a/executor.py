@@ -97,14 +97,14 @@ class ConversationExecutor(AgentExecutor):
         call.state[LEASE_KEY] = lease
         return lease
 
-    def _adopt(self, context: RequestContext, thread: str) -> TurnLease | None:
+    async def _adopt(self, context: RequestContext, thread: str) -> TurnLease | None:
         call = context.call_context
         lease = call.state.get(LEASE_KEY) if call is not None else None
         if isinstance(lease, TurnLease) and lease.thread_id == thread \
                 and not lease.released.is_set():
             lease.adopt()
             return lease
-        lease = self.locks.try_claim(thread)
+        lease = await self.locks.try_claim_everywhere(thread)
         if lease is not None:
             lease.adopt()
         return lease
@@ -114,7 +114,7 @@ class ConversationExecutor(AgentExecutor):
         task_id, context_id = str(context.task_id), str(context.context_id)
         caller = caller_name(context.call_context)
         publisher = TaskPublisher(event_queue, task_id, context_id, agent=self.agent)
-        lease = self._adopt(context, self.thread(caller, context_id))
+        lease = await self._adopt(context, self.thread(caller, context_id))
         if lease is None:
             if context.current_task is not None:
                 raise busy_error(context_id)  # the SDK answers the caller with it

@@ -70,7 +70,9 @@ async def agent_endpoint(agent: AgentHandle, engine: AsyncEngine, public_url: st
     card = agent_card(agent.name, agent.description, agent.tools,
                       public_url.rstrip("/") + path + "/", requires_key=requires_key)
     executor = ConversationExecutor(agent.graph, agent=agent.name, locks=locks)
-    store = await agent_task_store(engine, agent.name)
+    shared = locks.shared if locks is not None else None
+    store = await agent_task_store(engine, agent.name,
+                                   replica_key=shared.replica_key if shared else None)
     store.owner_resolver = caller_name  # the anonymous caller too gets a name, not ''
 
     # A task parked waiting for an approval is released from memory after five idle minutes;

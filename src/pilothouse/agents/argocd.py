@@ -1,10 +1,11 @@
-"""The Argo CD agent: the Argo CD MCP server's tools, the seed's prompt strategy, sync approval.
+"""The Argo CD agent: the Argo CD MCP server's tools, the seed's prompt strategy, approvals.
 
-A real sync is approved on evidence computed by code, whatever the model asked: after every
-model turn that calls `sync_application(dry_run=false)`, `SyncEvidenceMiddleware` runs the dry
-run itself and records it (with its fingerprint) in the conversation state; the approval prompt
-shows that dry run; after approval, `SyncApprovedMiddleware` sends the fingerprint with the
-sync, and the tool refuses if the dry run it repeats just before syncing no longer matches.
+A real change (a sync, a rollback, a resource action) is approved on evidence computed by code,
+whatever the model asked: after every model turn that calls one of `GATED_TOOLS` with
+`dry_run=false`, `SyncEvidenceMiddleware` runs the same call as a dry run itself and records it
+(with its fingerprint) in the conversation state; the approval prompt shows that dry run; after
+approval, `SyncApprovedMiddleware` sends the fingerprint with the call, and the tool refuses if
+the dry run it repeats just before acting no longer matches. One mechanism for all three.
 The evidence lives in the graph state, written before the approval pause, so the prompt and
 the check read the same record after a resume or a restart.
 """
@@ -30,9 +31,13 @@ from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.runtime.tool_first import ToolFirstMiddleware
 from pilothouse.tools.argocd.connection import stdio_parameters
-from pilothouse.tools.mcp_connect import open_mcp_tools
+from pilothouse.tools.mcp_connect import call_for_payload, open_mcp_tools
 
 SYNC_TOOL = "sync_application"
+ROLLBACK_TOOL = "rollback_application"
+ACTION_TOOL = "run_resource_action"
+#: Tools that change the cluster: each has a dry run, `approved` and `expected_evidence`.
+GATED_TOOLS: tuple[str, ...] = (SYNC_TOOL, ROLLBACK_TOOL, ACTION_TOOL)
 EVIDENCE_KEY = "sync_evidence"
 _SHOWN = 20  # resources listed in a prompt; the fingerprint covers all of them
 
@@ -44,7 +49,10 @@ class SyncEvidenceState(AgentState[Any]):
 
 
 def _is_real_sync(call: Any) -> bool:
-    return call["name"] == SYNC_TOOL and call["args"].get("dry_run", True) is False
+    """A call of a gated tool that would change something (an action needs its name)."""
+    if call["name"] not in GATED_TOOLS or call["args"].get("dry_run", True) is not False:
+        return False
+    return call["name"] != ACTION_TOOL or bool(call["args"].get("action"))
 
 
 def _evidence_of(request: ToolCallRequest) -> dict[str, Any]:
@@ -75,6 +83,11 @@ def describe_dry_run(dry_run: dict[str, Any]) -> str:
 def _describe_sync(tool_call: Any, state: Any, runtime: Any) -> str:
     evidence = ((state or {}).get(EVIDENCE_KEY) or {}).get(tool_call.get("id") or "", {})
     name = tool_call["args"].get("name", "?")
+    if tool_call["name"] != SYNC_TOOL:  # rollback and actions render their own plan
+        what = "Roll back" if tool_call["name"] == ROLLBACK_TOOL else "Run this action on"
+        return (f"{what} application '{name}'?\n{evidence.get('summary', '')}\n"
+                f"Evidence {evidence.get('evidence')}: if this changes before it runs, "
+                "nothing runs and you are asked again.")
     return (f"Sync application '{name}' on the cluster?\n{describe_dry_run(evidence)}\n"
             f"Evidence {evidence.get('evidence')}: if this changes before the sync starts, "
             "nothing is synced and you are asked again.")
@@ -87,16 +100,6 @@ SYNC_APPROVAL = InterruptOnConfig(
 )
 
 
-def _payload(result: Any) -> dict[str, Any]:
-    """The JSON object an MCP tool answered with (text, or a list of content blocks)."""
-    if isinstance(result, list):
-        result = "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in result)
-    value = json.loads(str(result))
-    if not isinstance(value, dict):
-        raise ValueError("the dry run did not answer with an object")
-    return value
-
-
 class SyncEvidenceMiddleware(AgentMiddleware[SyncEvidenceState, Any, Any]):
     """Runs the dry run of every real sync the model asks for, before anyone is asked.
 
@@ -106,15 +109,15 @@ class SyncEvidenceMiddleware(AgentMiddleware[SyncEvidenceState, Any, Any]):
 
     state_schema = SyncEvidenceState
 
-    def __init__(self, sync_tool: BaseTool) -> None:
+    def __init__(self, tools: dict[str, BaseTool]) -> None:
         super().__init__()
-        self.sync_tool = sync_tool
+        self.gated = tools
 
-    async def _dry_run(self, args: dict[str, Any]) -> dict[str, Any]:
+    async def _dry_run(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         request = {k: v for k, v in args.items() if k not in {"approved", "expected_evidence"}}
         try:
-            answer = _payload(await self.sync_tool.ainvoke({**request, "dry_run": True}))
-        except Exception as exc:  # the tool's own error text says what went wrong
+            answer = await call_for_payload(self.gated[name], {**request, "dry_run": True})
+        except Exception as exc:  # a dead tool server: its error says what went wrong
             return {"error": str(exc)[:400]}
         if "error" in answer or "evidence" not in answer:
             return {"error": str(answer.get("error", "the dry run gave no evidence"))[:400]}
@@ -123,24 +126,29 @@ class SyncEvidenceMiddleware(AgentMiddleware[SyncEvidenceState, Any, Any]):
     async def aafter_model(self, state: SyncEvidenceState,
                            runtime: Runtime[Any]) -> dict[str, Any] | None:
         last = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
-        calls = [c for c in (last.tool_calls if last else []) if _is_real_sync(c)]
+        calls = [c for c in (last.tool_calls if last else [])
+                 if _is_real_sync(c) and c["name"] in self.gated]
         if not calls:
             return None
-        return {EVIDENCE_KEY: {c["id"]: await self._dry_run(dict(c["args"])) for c in calls
-                               if c.get("id")}}
+        return {EVIDENCE_KEY: {c["id"]: await self._dry_run(c["name"], dict(c["args"]))
+                               for c in calls if c.get("id")}}
+
+
+_NOTHING = {SYNC_TOOL: "Nothing was synced", ROLLBACK_TOOL: "Nothing was rolled back",
+            ACTION_TOOL: "Nothing was run"}
 
 
 class SyncApprovedMiddleware(AgentMiddleware):
-    """Sets `approved` and the approved evidence on sync calls, never from the model.
+    """Sets `approved` and the approved evidence on gated calls, never from the model.
 
-    It sits inside the human-in-the-loop gate, so a real sync reaches it only after a person
+    It sits inside the human-in-the-loop gate, so a real change reaches it only after a person
     approved the recorded dry run; whatever `approved` or evidence the model wrote is replaced.
-    A real sync without a recorded dry run was never shown to anyone, so it does not run.
+    A real change without a recorded dry run was never shown to anyone, so it does not run.
     """
 
     def _mark(self, request: ToolCallRequest) -> ToolCallRequest | ToolMessage:
         call = request.tool_call
-        if call["name"] != SYNC_TOOL:
+        if call["name"] not in GATED_TOOLS:
             return request
         args = {k: v for k, v in call["args"].items() if k != "expected_evidence"}
         args["approved"] = False
@@ -149,12 +157,13 @@ class SyncApprovedMiddleware(AgentMiddleware):
             if "evidence" not in evidence:
                 return ToolMessage(
                     content=json.dumps({
-                        "error": "Nothing was synced: Pilothouse could not run the dry run "
-                                 f"that an approval must show ({evidence.get('error', 'none')}).",
+                        "error": f"{_NOTHING[call['name']]}: Pilothouse could not run the "
+                                 "dry run that an approval must show "
+                                 f"({evidence.get('error', 'none')}).",
                         "kind": "ApprovalRequired",
                         "suggestion": "Check the application name and Argo CD, then ask again.",
                     }),
-                    name=SYNC_TOOL, tool_call_id=call["id"], status="error")
+                    name=call["name"], tool_call_id=call["id"], status="error")
             args.update(approved=True, expected_evidence=evidence["evidence"])
         return request.override(tool_call={**call, "args": args})
 
@@ -176,11 +185,11 @@ class SyncApprovedMiddleware(AgentMiddleware):
 def sync_gate(tools: list[BaseTool]) -> tuple[dict[str, InterruptOnConfig],
                                               list[AgentMiddleware[Any, Any, Any]],
                                               list[AgentMiddleware[Any, Any, Any]]]:
-    """(approvals, middleware outside the gate, middleware inside it) for the sync tool."""
-    sync_tool = next((t for t in tools if t.name == SYNC_TOOL), None)
-    if sync_tool is None:  # read-only: nothing to approve
+    """(approvals, middleware outside the gate, middleware inside it) for the gated tools."""
+    gated = {t.name: t for t in tools if t.name in GATED_TOOLS}
+    if not gated:  # read-only: nothing to approve
         return {}, [], []
-    return ({SYNC_TOOL: SYNC_APPROVAL}, [SyncEvidenceMiddleware(sync_tool)],
+    return ({name: SYNC_APPROVAL for name in gated}, [SyncEvidenceMiddleware(gated)],
             [SyncApprovedMiddleware()])
 
 

@@ -8,7 +8,6 @@ question names are pulled from the index into the model's context before it answ
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -20,7 +19,8 @@ from pilothouse.agents.shell_approval import ApprovalTokenMiddleware, ShellPolic
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.context.intelligence import ExpansionMiddleware
-from pilothouse.tools.mcp_connect import open_mcp_tools, stdio_server
+from pilothouse.runtime.tool_first import ToolFirstMiddleware
+from pilothouse.tools.mcp_connect import call_for_payload, open_mcp_tools, stdio_server
 from pilothouse.tools.shell.connection import shell_stdio_parameters
 from pilothouse.tools.tool_filter import cli_arguments
 
@@ -29,7 +29,9 @@ DEVOPS_SYSTEM_PROMPT = (
     "with run_command (read-only commands run at once; others wait for the user's approval; "
     "dangerous ones are refused, so suggest a safer command), and you answer questions about "
     "the codebase with retrieve_code_context (call index_directory first if it says the "
-    "folder is not indexed). Cite files with line ranges. Keep answers short."
+    "folder is not indexed). A question about the code: retrieve_code_context first, then "
+    "answer from what it found. A task of several steps: propose_plan first. The user sees "
+    "each tool result below your words: cite files with line ranges, keep answers short."
 )
 
 
@@ -53,8 +55,7 @@ class IndexLookup:
         if self.tool is None:
             return []
         try:
-            answer = await self.tool.ainvoke({"question": question})
-            found = json.loads(str(answer)).get("items", [])
+            found = (await call_for_payload(self.tool, {"question": question})).get("items", [])
         except Exception:  # an index that is not built yet is not an error for the question
             return []
         return [FoundCode(str(f["path"]), int(f["start_line"]), int(f["end_line"]),
@@ -79,12 +80,14 @@ async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
         # The agent decides on approval; the policy dry run is for people, not the model.
         tools = [t for t in [*shell_tools, *rag_tools] if t.name != "check_command"]
         visible = [t for t in tools if t.name != "find_named_code"]
+        # Every turn starts with a tool call (a retrieval, a command or a plan), as for the
+        # data agents: an answer about this codebase must come from this codebase.
         yield Toolkit(
             name="devops",
             prompt=DEVOPS_SYSTEM_PROMPT,
             tools=visible,
             approvals=policy.approval(),
             after_approval=[ApprovalTokenMiddleware(policy, secret)],
-            extra_middleware=[ExpansionMiddleware(IndexLookup(tools))],
+            extra_middleware=[ExpansionMiddleware(IndexLookup(tools)), ToolFirstMiddleware()],
             planning=True,
         )

@@ -17,6 +17,8 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from langgraph.types import Checkpointer
 
 from pilothouse.a2a.remote import RemoteSubAgent
+from pilothouse.agents.example_bank import BANKS
+from pilothouse.agents.examples import ExampleSelector, FewShotMiddleware, MiniLMEmbedder
 from pilothouse.agents.registry import SPECIALISTS, Topology, startup_failure
 from pilothouse.agents.supervisor import SUPERVISOR, SUPERVISOR_DESCRIPTION, supervisor_toolkit
 from pilothouse.agents.toolkit import Toolkit
@@ -61,13 +63,20 @@ class AgentFactory:
         self.topology = topology or Topology.from_settings(settings)
         #: Samples `memory` while `open_agent_factory` holds the factory open.
         self.monitor: MemoryMonitor | None = None
+        #: One embedding model for every agent's few-shot examples, loaded on first use.
+        self.embedder = MiniLMEmbedder()
 
     def build(self, toolkit: Toolkit, description: str = "") -> AgentHandle:
         """The agent `toolkit` describes, with every layer `settings` enable."""
+        extra = list(toolkit.extra_middleware)
+        if self.settings.layer_enabled("few_shot") and toolkit.name in BANKS:
+            selector = ExampleSelector(BANKS[toolkit.name], [t.name for t in toolkit.tools],
+                                       self.embedder)
+            extra.append(FewShotMiddleware(selector))
         built = build_layered_agent(
             self.settings, self.model, tools=toolkit.tools, system_prompt=toolkit.prompt,
             checkpointer=self.checkpointer, name=toolkit.name, approvals=toolkit.approvals,
-            after_approval=toolkit.after_approval, extra_middleware=toolkit.extra_middleware,
+            after_approval=toolkit.after_approval, extra_middleware=extra,
             planning=toolkit.planning, per_tool_timeouts=toolkit.per_tool_timeouts or None,
             memory_budget=self.memory)
         return AgentHandle(toolkit.name, description, built.graph, self.model,

@@ -18,11 +18,9 @@ syntax, e.g. "repo:acme-corp/infra-live is:pr is:open label:bug".
 - One PR in depth: get_pull_request. A failed CI run: list_workflow_runs(status="failure"), \
 then get_workflow_run_logs.
 
-Answering:
-- Fetch one page; if pagination.has_next, say "PAGE 1 of <last_page>" (or "more pages") and \
-offer the next page. Never fetch every page unasked.
-- Summarize in one line, then a table (number, title, author, state, reviewers or conclusion).
-- Never paste raw JSON or whole objects.
-- An answer with "error": tell the user briefly and follow its "suggestion"; after a rate \
-limit, say when it resets.
+Answering: the user sees each tool result as it is (page line, table of numbers, titles, \
+authors, states or conclusions), below your words. Fetch one page, never every page unasked. \
+Never retype the results; add one or two sentences: what they show and the next step (the \
+next page, a PR or run to open). A result with "What to do": offer that; after a rate limit, \
+say when it resets.
 """

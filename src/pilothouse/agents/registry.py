@@ -87,6 +87,23 @@ class Topology:
         """Specialists to run in this process by default: configured and not remote."""
         return [n for n in SPECIALISTS if n in self.configured and n not in self.urls]
 
+    def left_out(self) -> dict[str, str]:
+        """Specialists that neither run here nor remotely, each with the setting that would
+        start it (for the line `serve` prints, so none is missing silently)."""
+        return {n: NOT_CONFIGURED[n] for n in SPECIALISTS
+                if n not in self.configured and n not in self.urls}
+
+
+#: Why a specialist is not started by default, and the setting that starts it.
+NOT_CONFIGURED: dict[str, str] = {
+    "argocd": "ARGOCD_URL is not set; set ARGOCD_URL and ARGOCD_TOKEN to add it.",
+    "github": "GITHUB_TOKEN is not set; set it (and GITHUB_API_URL for GitHub Enterprise) to "
+              "add it.",
+    "devops": "PILOTHOUSE_WORKSPACE is not set, and a server does not open a shell on the "
+              "directory it was started in; set PILOTHOUSE_WORKSPACE to the repository to add "
+              "it.",
+}
+
 
 def startup_failure(error: BaseException) -> str:
     """The message of a start-up failure, from inside the exception groups task groups add."""

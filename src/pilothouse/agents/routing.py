@@ -24,7 +24,11 @@ DOMAIN_WORDS: dict[str, tuple[str, ...]] = {
     "argocd": ("argo", "argocd", "argo cd", "application", "applications", "app", "apps",
                "applicationset", "applicationsets", "appset", "sync", "synced", "outofsync",
                "out of sync", "degraded", "healthy", "health", "progressing", "cluster",
-               "clusters", "project", "projects", "gitops", "rollback"),
+               "clusters", "project", "projects", "gitops", "rollback",
+               # Issue 18: change safety (not bare "deploy" or "history": workspace paths
+               # like deploy/k8s and "git history" are DevOps questions).
+               "deploy history", "deployment history", "deploys", "deployed", "roll back",
+               "rolled back", "diff", "revision", "revisions", "live state", "desired state"),
     "github": ("github", "pull request", "pull requests", "pr", "prs", "review", "reviews",
                "reviewer", "reviewers", "workflow", "workflows", "ci", "actions", "run logs",
                "issue", "issues", "merge", "merged", "infra-live"),

@@ -11,10 +11,10 @@ the supervisor is (tools, prompt, routing); `AgentFactory` builds its graph with
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
 from langgraph.types import interrupt
 from pydantic import BaseModel, Field
 
@@ -24,7 +24,12 @@ from pilothouse.agents.toolkit import Toolkit
 from pilothouse.models.registry import ModelSetup
 from pilothouse.models.tokens import TokenCounter
 from pilothouse.runtime.answer_budget import fit_to_budget
-from pilothouse.runtime.subagent import SubAgent, SubAgentReply
+from pilothouse.runtime.subagent import (
+    ExplainsApprovals,
+    SubAgent,
+    SubAgentReply,
+    relaying_activity,
+)
 
 SUPERVISOR_PROMPT = """\
 You are the supervisor of Pilothouse, a team of agents for platform engineers. You have no \
@@ -38,11 +43,9 @@ pull requests, a failing deploy AND its CI run), call every agent it needs in th
 each with a complete, self-contained question (they do not see this conversation).
 - Pass names, repositories and filters along verbatim; ask for what the user needs, not more.
 
-Answering:
-- One summary line, then one short section per agent; keep their tables.
-- When an agent's result reports that it failed, say which part of the answer is missing and \
-why, and give the rest.
-- Never invent data no agent returned.
+Answering: the user sees each agent's answer as it is, below your words. Write one or two \
+sentences that connect them (never retype their tables or counts). When an agent failed, say \
+which part of the answer is missing and why. Never invent data no agent returned.
 """
 
 
@@ -51,34 +54,54 @@ class AskInput(BaseModel):
 
     question: str = Field(description="A complete question for the agent, with every name, "
                                       "repository and filter it needs.")
+    # Injected, not the model's: the sub-agent's relayed activity and approvals name this call.
+    tool_call_id: Annotated[str, InjectedToolCallId]
 
 
-def approval_request(agent: SubAgent, question: str, request: str) -> dict[str, Any]:
+def approval_request(agent: SubAgent, question: str, request: str, *,
+                     tool_call_id: str | None = None,
+                     calls: Sequence[Any] = ()) -> dict[str, Any]:
     """The supervisor's interrupt for an approval a sub-agent asked for.
 
-    The shape of LangChain's per-call approval gate, so every interface renders it as it
-    renders the agents' own approvals.
+    The shape of LangChain's per-call approval gate (`tool_call_id` is the `ask_<agent>`
+    call), so every interface can render it as it renders the agents' own approvals; `agent`
+    and `subagent_calls` (the sub-agent's own pending interrupt values: the real call's name,
+    args and description) let it show what would really run instead of the question.
     """
-    return {"type": "tool_approval", "name": f"ask_{agent.name}",
-            "args": {"question": question},
-            "description": f"The {agent.name} agent asks: {request}",
-            "allowed_decisions": ["approve", "reject"]}
+    value: dict[str, Any] = {
+        "type": "tool_approval", "name": f"ask_{agent.name}", "args": {"question": question},
+        "description": f"The {agent.name} agent asks: {request}",
+        "allowed_decisions": ["approve", "reject"], "agent": agent.name,
+        "subagent_calls": [dict(c) if isinstance(c, dict) else c for c in calls]}
+    if tool_call_id is not None:
+        value["tool_call_id"] = tool_call_id
+    return value
 
 
 def subagent_tool(agent: SubAgent, *, counter: TokenCounter, budget_tokens: int) -> BaseTool:
     """`ask_<name>`: one question to `agent` in this conversation's thread, answer in budget."""
 
-    async def ask(question: str, config: RunnableConfig) -> tuple[str, AskResult]:
+    async def ask(question: str, tool_call_id: str,
+                  config: RunnableConfig) -> tuple[str, AskResult]:
+        with relaying_activity(agent.name, tool_call_id):
+            return await _ask(question, tool_call_id, config)
+
+    async def _ask(question: str, tool_call_id: str,
+                   config: RunnableConfig) -> tuple[str, AskResult]:
         thread = str((config.get("configurable") or {}).get("thread_id", "default"))
         # One approval per call: after a resume LangGraph runs the tool again from the top,
         # and the sub-agent is then the one that knows an approval is pending.
         request = await agent.waiting(thread)
+        calls: Sequence[Any] = ()
         if request is None:
             reply = await agent.ask(question, thread, budget_tokens=budget_tokens)
             if reply.state != "input_required":
                 return _finish(reply, counter, budget_tokens)
-            request = reply.text
-        decision = interrupt(approval_request(agent, question, request))
+            request, calls = reply.text, reply.requests
+        elif isinstance(agent, ExplainsApprovals):
+            calls = await agent.pending_requests(thread)
+        decision = interrupt(approval_request(agent, question, request,
+                                              tool_call_id=tool_call_id, calls=calls))
         reply = await agent.decide(thread, decision)
         if reply.state == "input_required":
             # The text is for the model; the artifact tells the layers (no passthrough).

@@ -30,7 +30,7 @@ logger = logging.getLogger("pilothouse.context")
 
 ActionName = Literal["summarized", "deleted", "shrunk", "truncated", "refused_output",
                      "repaired", "overflow_recovered", "tool_failed", "tool_timeout",
-                     "repeat_blocked", "correlated", "expanded"]
+                     "repeat_blocked", "correlated", "expanded", "grounding"]
 ACTIONS: tuple[ActionName, ...] = get_args(ActionName)
 
 

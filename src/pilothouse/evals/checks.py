@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pilothouse.context.grounding import Sources, ground
 from pilothouse.evals.cases import Expectation, Fact, ToolExpectation
 
 
@@ -43,6 +44,9 @@ class TurnOutcome:
     model_calls: int
     peak_prompt_tokens: int
     errors: list[str]
+    #: What the answer may draw its numbers and names from: the conversation (questions, tool
+    #: results, every agent's) and the agents' prompts. Empty: `grounded` is not checked.
+    sources: Sequence[str] = ()
 
 
 _MARKUP = re.compile(r"[*`_|#>]")
@@ -127,11 +131,20 @@ def check_agents(calls: Sequence[ToolCall], agents: Iterable[str]) -> Check:
     return Check("agents", not missing, detail)
 
 
+def check_grounded(answer: str, sources: Sequence[str]) -> Check:
+    """Every number and resource-like name of the answer occurs in the conversation."""
+    unsupported = ground(answer, Sources(sources)).removed
+    return Check("grounded", not unsupported,
+                 f"unsupported: {', '.join(unsupported[:8])}" if unsupported else "")
+
+
 def check_turn(expect: Expectation, outcome: TurnOutcome) -> list[Check]:
     """The checks `expect` asks for, plus "answered" (an answer, no error) for every turn."""
     checks = [Check("answered", bool(outcome.answer.strip()) and not outcome.errors,
                     "; ".join(outcome.errors)[:300] if outcome.errors else
                     ("" if outcome.answer.strip() else "no answer"))]
+    if outcome.sources and outcome.answer.strip():
+        checks.append(check_grounded(outcome.answer, outcome.sources))
     if expect.agents:
         checks.append(check_agents(outcome.calls, expect.agents))
     if expect.tools:

@@ -95,7 +95,9 @@ def world_settings(settings: Settings, root: Path, workspace: Path, *, argocd: A
     return dataclasses.replace(
         settings, home=root / "home", database_url=None, workspace=workspace,
         argocd_url=argocd.url, argocd_token=argocd.token, argocd_username=None,
-        argocd_password=None, argocd_read_only=True,
+        # Writable, so the change-safety cases reach rollback and actions; every real change
+        # still stops for approval, which the harness rejects unless a case approves.
+        argocd_password=None, argocd_read_only=False,
         github_api_url=github.url, github_token=github.token,
         max_search_results=MAX_SEARCH_RESULTS, warn_search_results=WARN_SEARCH_RESULTS,
         approval_secret=hashlib.sha256(str(root).encode()).hexdigest())

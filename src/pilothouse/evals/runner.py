@@ -17,11 +17,16 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from pilothouse.agents.argocd_prompt import ARGOCD_SYSTEM_PROMPT
+from pilothouse.agents.devops import DEVOPS_SYSTEM_PROMPT
+from pilothouse.agents.github_prompt import GITHUB_SYSTEM_PROMPT
+from pilothouse.agents.supervisor import SUPERVISOR_PROMPT
 from pilothouse.context.events import counting_actions
 from pilothouse.evals.cases import Case, Turn
 from pilothouse.evals.checks import Check, TurnOutcome, check_turn
 from pilothouse.evals.environment import CANARY_TEXT, EvalWorld
 from pilothouse.evals.recorder import ModelRecorder, Usage
+from pilothouse.models.tokens import message_text
 from pilothouse.observability.middleware import is_search_rejection
 from pilothouse.runtime.events import Answer, Event, TurnFailed
 from pilothouse.runtime.session import ApprovalDecision, Conversation
@@ -65,6 +70,11 @@ def _seed(case: Case) -> list[BaseMessage]:
     for exchange in case.history:
         messages += [HumanMessage(content=exchange.user), AIMessage(content=exchange.assistant)]
     return messages
+
+
+#: The agents' own words count as sources of the `grounded` check (the issue's "system prompt").
+AGENT_PROMPTS = (ARGOCD_SYSTEM_PROMPT, GITHUB_SYSTEM_PROMPT, DEVOPS_SYSTEM_PROMPT,
+                 SUPERVISOR_PROMPT)
 
 
 async def _ask(conversation: Conversation, question: str, approval: str) -> tuple[
@@ -148,11 +158,28 @@ class CaseRunner:
             context["search_rejected"] = rejected_so_far - rejected_before
         if approvals and approval == "reject":
             context["approval_rejected"] = approvals
+        answer = answers[-1] if answers else ""
         outcome = TurnOutcome(
-            answer=answers[-1] if answers else "", calls=usage.calls, approvals=approvals,
+            answer=answer, calls=usage.calls, approvals=approvals,
             context=context, model_calls=usage.model_calls,
-            peak_prompt_tokens=usage.peak_prompt_tokens, errors=errors)
+            peak_prompt_tokens=usage.peak_prompt_tokens, errors=errors,
+            sources=await self._sources(conversation))
         return outcome, usage, max(rejected_before, rejected_so_far)
+
+    async def _sources(self, conversation: Conversation) -> list[str]:
+        """What an answer may draw on: the conversation before this turn, the question, the
+        turn's tool results (an agent's answer is the supervisor's tool result), every
+        specialist's tool results and questions, and the agents' prompts."""
+        history = await conversation.history()
+        start = max((i for i, m in enumerate(history) if isinstance(m, HumanMessage)),
+                    default=0)
+        texts = [message_text(m) for m in history[:start + 1]]
+        texts += [message_text(m) for m in history[start + 1:] if isinstance(m, ToolMessage)]
+        for name, agent in self.world.specialists.items():
+            texts += [message_text(m) for m in await Conversation(
+                agent.graph, subagent_thread(name, conversation.thread_id)).history()
+                if isinstance(m, ToolMessage | HumanMessage)]
+        return [*AGENT_PROMPTS, *texts]
 
     async def _search_rejections(self, thread: str) -> int:
         """Over-broad searches the specialists had rejected so far in this case's threads.

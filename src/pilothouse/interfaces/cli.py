@@ -4,23 +4,30 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import uuid
 from collections.abc import Coroutine
 from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from pilothouse import __version__
+from pilothouse.agents.supervisor import SUPERVISOR
 from pilothouse.config import PROVIDERS, Settings
 from pilothouse.errors import PilothouseError
 from pilothouse.evals.cli import eval_command
-from pilothouse.interfaces.render import EventPrinter, progress_bar
+from pilothouse.interfaces.cli_threads import (
+    CommandLineMisuse,
+    agent_help,
+    checked_thread,
+    chosen_agent,
+    claim_thread,
+)
+from pilothouse.interfaces.cli_turns import EXIT_CODES_HELP, ExitCode
+from pilothouse.interfaces.doctor import doctor_command
 from pilothouse.interfaces.serve import serve_command
 from pilothouse.observability.operations import operations
-from pilothouse.runtime.events import TurnFailed, event_as_json
-from pilothouse.runtime.session import ApprovalDecision, Conversation
 from pilothouse.sandbox.argocd.cli import sandbox_cli as argocd_sandbox_cli
 from pilothouse.sandbox.github.cli import sandbox_cli as github_sandbox_cli
 from pilothouse.tools.argocd.cli import mcp_cli as argocd_mcp_cli
@@ -32,6 +39,7 @@ from pilothouse.tools.shell.cli import shell as shell_mcp_command
 app = typer.Typer(
     name="pilothouse",
     help="A multi-agent assistant for platform engineers that does not fall over.",
+    epilog=EXIT_CODES_HELP,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
@@ -51,6 +59,7 @@ sandbox_app.add_typer(argocd_sandbox_cli, name="argocd")
 sandbox_app.add_typer(github_sandbox_cli, name="github")
 app.add_typer(sandbox_app, name="sandbox")
 app.command("index")(index_command)
+app.command("doctor")(doctor_command)
 app.command("serve")(serve_command)
 app.command("eval")(eval_command)
 
@@ -70,119 +79,104 @@ def run_async(settings: Settings, work: Coroutine[Any, Any, int | None]) -> int:
             return asyncio.run(work) or 0
     except PilothouseError as error:
         fail(error)
+    except BaseExceptionGroup as group:  # raised inside the task groups of MCP sessions
+        inner = first_pilothouse_error(group)
+        if inner is None:
+            raise
+        fail(inner)
 
 
-def fail(error: PilothouseError, code: int = 1) -> NoReturn:
-    err.print(f"[bold red]Error:[/] {error.message}")
+def first_pilothouse_error(error: BaseException) -> PilothouseError | None:
+    """The first `PilothouseError` inside (nested) exception groups, if any."""
+    if isinstance(error, PilothouseError):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            found = first_pilothouse_error(inner)
+            if found is not None:
+                return found
+    return None
+
+
+def fail(error: PilothouseError, code: int | None = None) -> NoReturn:
+    """Say what went wrong and what to do; exit 2 for a command line that cannot work."""
+    # Text, not markup: a message may quote what the person typed, brackets and all.
+    err.print(Text.assemble(("Error: ", "bold red"), error.message), soft_wrap=True)
     if error.hint:
-        err.print(f"[yellow]What to do:[/] {error.hint}")
+        err.print(Text.assemble(("What to do: ", "yellow"), error.hint), soft_wrap=True)
+    if code is None:
+        code = ExitCode.USAGE if isinstance(error, CommandLineMisuse) else ExitCode.ERROR
     raise typer.Exit(code)
 
 
-AgentOption = Annotated[str, typer.Option(
-    "--agent", help="auto (Argo CD when ARGOCD_URL is set, else a general assistant), "
-                    "argocd, github, devops, or supervisor (over every configured agent).")]
+AgentOption = Annotated[str | None, typer.Option("--agent", help=agent_help())]
+ThreadOption = Annotated[str | None, typer.Option(
+    "--thread", help="Continue this conversation (the id a previous command printed).")]
 
 
-async def _ask(settings: Settings, question: str, thread: str, as_json: bool,
-               agent: str = "auto") -> int:
-    from pilothouse.agents.factory import open_configured_agent
-
-    printer = EventPrinter(out, err, as_json=as_json)
-    with progress_bar(err) as progress:
-        async with open_configured_agent(settings, agent=agent, progress=progress) as assistant:
-            conversation = Conversation(assistant.graph, thread, assistant.name)
-            failed = False
-            async for event in conversation.ask(question):
-                if as_json:
-                    # One line per event, however narrow the terminal (or none, in a pipe).
-                    out.print(event_as_json(event), markup=False, highlight=False,
-                              soft_wrap=True)
-                else:
-                    printer.show(event)
-                failed = failed or isinstance(event, TurnFailed)
-            waiting = bool(await conversation.pending())
-    if waiting:
-        err.print("[yellow]This run is waiting for your approval.[/] Approve or reject it with "
-                  f"`pilothouse chat --thread {thread}`.")
-        return 3
-    if not as_json:
-        err.print(f"[dim]thread: {thread}  (continue with --thread {thread})[/]")
-    return 1 if failed else 0
-
-
-@app.command()
+@app.command(epilog=EXIT_CODES_HELP)
 def ask(
-    question: Annotated[str, typer.Argument(help="The question or task.")],
-    thread: Annotated[str | None, typer.Option(help="Continue this conversation.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
-    agent: AgentOption = "auto",
+    question: Annotated[str | None, typer.Argument(
+        help="The question or task (none with --approve/--reject).")] = None,
+    thread: ThreadOption = None,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print events as JSON lines, one object per line; the last is "
+                       '{"kind": "done", "data": {"thread_id": ...}}.')] = False,
+    agent: AgentOption = None,
+    approve: Annotated[bool, typer.Option(
+        "--approve", help="Approve the action the conversation (--thread) waits for.")] = False,
+    reject: Annotated[bool, typer.Option(
+        "--reject", help="Reject the action the conversation (--thread) waits for.")] = False,
+    message: Annotated[str | None, typer.Option(
+        "--message", help="With --reject: why (the agent reads it).")] = None,
 ) -> None:
-    """Ask one question, print the answer and exit: 0 answered, 1 failed, 3 awaits approval."""
+    """Ask one question (or answer a pending approval), print the answer and exit."""
+    from pilothouse.interfaces.cli_conversation import AskRequest, run_ask
+
+    try:
+        request = AskRequest.checked(question, checked_thread(thread), chosen_agent(agent),
+                                     as_json=as_json, approve=approve, reject=reject,
+                                     message=message)
+    except PilothouseError as error:
+        fail(error)
     settings = load_settings()
-    thread_id = thread or uuid.uuid4().hex[:12]
-    raise typer.Exit(run_async(settings, _ask(settings, question, thread_id, as_json, agent)))
+    raise typer.Exit(run_async(settings, run_ask(settings, request, out, err)))
 
 
-async def _chat(settings: Settings, thread: str, agent: str) -> None:
-    from pilothouse.agents.factory import open_configured_agent
+@app.command(epilog=EXIT_CODES_HELP)
+def chat(thread: ThreadOption = None, agent: AgentOption = None) -> None:
+    """Chat interactively; a pending approval is asked first, and approvals inline."""
+    from pilothouse.interfaces.cli_conversation import run_chat
 
-    printer = EventPrinter(out, err, as_json=False)
-    with progress_bar(err) as progress:
-        async with open_configured_agent(settings, agent=agent, progress=progress) as assistant:
-            conversation = Conversation(assistant.graph, thread, assistant.name)
-            err.print(f"[bold]Pilothouse[/] ({assistant.model.name}, window "
-                      f"{assistant.model.window.tokens:,} tokens, {len(assistant.tools)} tools). "
-                      "Type /exit to leave.")
-            while True:
-                try:
-                    question = await asyncio.to_thread(input, "you> ")
-                except EOFError:
-                    break
-                if question.strip() in {"/exit", "/quit"}:
-                    break
-                if question.strip():
-                    async for event in conversation.ask(question):
-                        printer.show(event)
-                    await _answer_approvals(conversation, printer)
-    err.print(f"[dim]thread: {thread}[/]")
-
-
-async def _answer_approvals(conversation: Conversation, printer: EventPrinter) -> None:
-    """Ask the person about each pending approval and continue the run with the decision."""
-    while pending := await conversation.pending():
-        value = pending[0].value or {}
-        what = value.get("description") or f"{value.get('name')} {value.get('args')}"
-        err.print(f"[yellow]Approval needed:[/] {what}")
-        answer = (await asyncio.to_thread(input, "approve? [y/N/reason to reject] ")).strip()
-        decision: ApprovalDecision = {"type": "approve"} if answer.lower() in {"y", "yes"} else {
-            "type": "reject", "message": answer or "The user declined."}
-        async for event in conversation.decide(decision, pending[0].id):
-            printer.show(event)
-
-
-@app.command()
-def chat(
-    thread: Annotated[str | None, typer.Option(help="Continue this conversation.")] = None,
-    agent: AgentOption = "auto",
-) -> None:
-    """Chat interactively; approvals are asked inline (resume later with --thread)."""
+    try:
+        thread, agent = checked_thread(thread), chosen_agent(agent)
+    except PilothouseError as error:
+        fail(error)
     settings = load_settings()
-    run_async(settings, _chat(settings, thread or uuid.uuid4().hex[:12], agent))
+    raise typer.Exit(run_async(settings, run_chat(settings, thread, agent, out, err)))
 
 
 @app.command()
 def tui(
     thread: Annotated[str | None, typer.Option(help="Open this conversation.")] = None,
-    agent: AgentOption = "auto",
+    agent: AgentOption = None,
 ) -> None:
     """Chat in the terminal UI: streaming answers, tool activity, approvals, conversations."""
     from pilothouse.interfaces.tui import run_tui
 
+    try:
+        thread, requested = checked_thread(thread), chosen_agent(agent)
+    except PilothouseError as error:
+        fail(error)
     settings = load_settings()
     try:
         with operations(settings):
-            run_tui(settings, thread_id=thread, agent=agent)
+            # A thread keeps its agent; a new one is the requested agent's (or the supervisor's).
+            name = requested or SUPERVISOR
+            if thread:
+                thread, name = asyncio.run(claim_thread(settings, thread, requested,
+                                                        command="tui"))
+            run_tui(settings, thread_id=thread, agent=name)
     except PilothouseError as error:
         fail(error)
 
@@ -207,22 +201,6 @@ def models() -> None:
                   f"(from {window.source}).")
     except PilothouseError as error:
         out.print(f"Configured: [bold]{settings.model}[/]: {error}")
-
-
-@app.command()
-def doctor() -> None:
-    """Check configuration, data directory, the local model and token counting."""
-    from pilothouse.interfaces.doctor import run_checks
-
-    settings = load_settings()
-    results = run_checks(settings)
-    table = Table(title="pilothouse doctor")
-    for column in ("check", "status", "detail"):
-        table.add_column(column)
-    for name, ok, detail in results:
-        table.add_row(name, "[green]ok[/]" if ok else "[red]problem[/]", detail)
-    out.print(table)
-    raise typer.Exit(0 if all(ok for _, ok, _ in results) else 1)
 
 
 @app.command()

@@ -41,6 +41,7 @@ from pilothouse.interfaces.api.security import (
 from pilothouse.interfaces.listen import listening_socket
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.handle import AgentHandle
+from pilothouse.runtime.shared_locks import open_shared_locks
 from pilothouse.runtime.turn_locks import TurnLocks
 
 log = logging.getLogger("pilothouse.serve")
@@ -60,7 +61,7 @@ def with_api(settings: Settings, a2a: Starlette, entry: AgentHandle, *, host: st
     """The REST API and web UI at `/` over `entry`, the A2A routes behind them (and behind
     the API's authentication)."""
     from pilothouse.interfaces.api.app import create_api_app
-    from pilothouse.interfaces.api.server import registry_path
+    from pilothouse.interfaces.api.server import open_registry
 
     @asynccontextmanager
     async def open_agent() -> AsyncIterator[AgentHandle]:
@@ -69,7 +70,7 @@ def with_api(settings: Settings, a2a: Starlette, entry: AgentHandle, *, host: st
     return create_api_app(open_agent, keyring=keyring, bind_host=host, locks=locks,
                           max_body_bytes=settings.api_max_body_bytes,
                           cors_origins=settings.cors_origins,
-                          registry_path=registry_path(settings), fallback=a2a)
+                          open_registry=lambda: open_registry(settings), fallback=a2a)
 
 
 def agents_to_run(requested: Sequence[str] | None, topology: Topology) -> list[str]:
@@ -101,10 +102,12 @@ async def open_serve_app(
     keyring = KeyRing.parse(settings.api_keys if api_keys is None else api_keys,
                             settings.admin_keys)
     check_exposure(keyring, host)
-    locks = TurnLocks()  # one turn per conversation, whichever door it comes in by
     topology = topology or Topology.from_settings(settings)
     names = agents_to_run(agents, topology)
     async with AsyncExitStack() as stack:
+        # One turn per conversation, whichever door it comes in by (and, on PostgreSQL,
+        # whichever replica: the database's advisory locks, and this replica's liveness).
+        locks = TurnLocks(await stack.enter_async_context(open_shared_locks(settings)))
         factory = await stack.enter_async_context(
             open_agent_factory(settings, model=model, topology=topology))
         await relax_sqlite_sync(factory.checkpointer)
@@ -186,6 +189,9 @@ async def run_server(settings: Settings, *, host: str, port: int, public_url: st
             err.print(f"REST API and web UI at {public_url}/", highlight=False)
         for name, reason in served.failed.items():
             err.print(f"[red]{name} not started:[/] {reason}", highlight=False)
+        if not agents:  # by default every configured agent runs: say which are not, and why
+            for name, reason in Topology.from_settings(settings).left_out().items():
+                err.print(f"[yellow]{name} not started:[/] {reason}", highlight=False)
         config = uvicorn.Config(served.app, host=host, port=port, lifespan="on", ws="none",
                                 log_level=settings.log_level.lower(), access_log=False)
         with sock:

@@ -131,8 +131,9 @@ class ChatLocalLlama(BaseChatModel):
         tools = [convert_to_openai_tool(t) for t in kwargs.get("tools") or []] or None
         choice = normalize_tool_choice(kwargs.get("tool_choice"), tools or [])
         parallel = kwargs.get("parallel_tool_calls", self.parallel_tool_calls)
+        # A layer may ask for fewer tokens for one call (the short lead above the views).
         options = TurnOptions(
-            max_tokens=self.max_tokens,
+            max_tokens=min(int(kwargs.get("max_tokens") or self.max_tokens), self.max_tokens),
             temperature=self.temperature,
             stop=stop or (),
             should_stop=should_stop,

@@ -37,6 +37,7 @@ from pilothouse.models.registry import ModelSetup, model_call_cap
 from pilothouse.models.tokens import CHARS_PER_TOKEN_ESTIMATE
 from pilothouse.observability.memory import MemoryBudget, MemoryGuardMiddleware
 from pilothouse.observability.middleware import ObservabilityMiddleware
+from pilothouse.runtime.answer_views import answer_layers
 from pilothouse.runtime.model_timeout import ModelTimeoutMiddleware
 from pilothouse.runtime.planning import PlanningMiddleware, plan_approval
 
@@ -146,7 +147,10 @@ def build_layered_agent(
     its spans see the request actually sent and every retry.
     """
     gated: dict[str, bool | InterruptOnConfig] = dict(approvals or {})
-    middleware: list[AgentMiddleware[Any, Any, Any]] = list(extra_middleware)
+    # The answer layer sits inside the toolkit's own layers: an answer the supervisor passes
+    # on without a model call (`SingleAnswerMiddleware`) is already composed.
+    middleware: list[AgentMiddleware[Any, Any, Any]] = [
+        *extra_middleware, *answer_layers(settings.layer_enabled)]
     if planning:
         middleware.append(PlanningMiddleware())
         gated.update(plan_approval())

@@ -9,23 +9,29 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from pilothouse.config import Settings
 from pilothouse.errors import ConfigurationError
+from pilothouse.runtime.database import is_postgres, open_pool, schema_lock
 
 
 @asynccontextmanager
 async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointSaver[str]]:
     """A durable checkpointer for the configured database, closed on exit."""
     url = settings.database_url
-    if url and url.startswith(("postgres://", "postgresql://")):
+    if is_postgres(url):
+        assert url is not None
         try:
             from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
         except ImportError as exc:
             raise ConfigurationError(
                 "PILOTHOUSE_DATABASE_URL points at PostgreSQL, but its checkpointer is missing.",
-                hint="pip install langgraph-checkpoint-postgres psycopg[binary]",
+                hint="pip install 'pilothouse[postgres]'",
             ) from exc
-        async with AsyncPostgresSaver.from_conn_string(url) as saver:
-            await saver.setup()
-            yield saver
+        # A pool, not the saver's single connection: a connection lost in an outage is
+        # replaced on the next checkout, so checkpoints resume when the database is back.
+        async with open_pool(url, name="checkpoints", max_size=10) as pool:
+            shared = AsyncPostgresSaver(pool)
+            async with pool.connection() as connection, schema_lock(connection):
+                await shared.setup()  # idempotent; serialized with other replicas' set-up
+            yield shared
         return
     if url and not url.startswith("sqlite:///"):
         raise ConfigurationError(

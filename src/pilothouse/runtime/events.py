@@ -27,18 +27,30 @@ WireKind = Literal["token", "tool_call", "tool_result", "context", "plan", "answ
 
 @dataclass(frozen=True)
 class Token:
-    """A piece of the answer as the model writes it."""
+    """A piece of the answer as the model writes it.
+
+    With `parent_id`, a piece of a sub-agent's answer, relayed while the supervisor's
+    `ask_<agent>` call runs (only to conversations that asked for them: see `Conversation`).
+    """
 
     text: str
+    parent_id: str | None = None
+    agent: str | None = None
 
 
 @dataclass(frozen=True)
 class ToolCalled:
-    """The model asked for a tool call."""
+    """The model asked for a tool call.
+
+    A sub-agent's call, relayed while the supervisor's `ask_<agent>` call runs, names that call
+    (`parent_id`) and the agent that made it, so interfaces nest it under the call it serves.
+    """
 
     id: str | None
     name: str
     args: Mapping[str, Any]
+    parent_id: str | None = None
+    agent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +62,8 @@ class ToolResult:
     status: ToolStatus
     preview: str
     chars: int
+    parent_id: str | None = None
+    agent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -119,18 +133,25 @@ def _plan_data(event: PlanUpdate) -> dict[str, Any]:
             "note": event.note, "plan": dict(event.plan)}
 
 
+def _nested(data: dict[str, Any], event: Token | ToolCalled | ToolResult) -> dict[str, Any]:
+    """`data` plus `parent_id` and `agent` for a sub-agent's call (absent for the agent's own)."""
+    if event.parent_id is not None:
+        data.update(parent_id=event.parent_id, agent=event.agent)
+    return data
+
+
 def to_wire(event: Event) -> WireEvent:
     """The one place an event becomes `{kind, text, data}`."""
     match event:
         case Token(text=text):
-            return {"kind": "token", "text": text, "data": {}}
+            return {"kind": "token", "text": text, "data": _nested({}, event)}
         case ToolCalled(id=call_id, name=name, args=args):
             return {"kind": "tool_call", "text": name,
-                    "data": {"id": call_id, "name": name, "args": dict(args)}}
+                    "data": _nested({"id": call_id, "name": name, "args": dict(args)}, event)}
         case ToolResult():
             return {"kind": "tool_result", "text": event.preview,
-                    "data": {"name": event.name, "id": event.id, "status": event.status,
-                             "chars": event.chars}}
+                    "data": _nested({"name": event.name, "id": event.id,
+                                     "status": event.status, "chars": event.chars}, event)}
         case ContextNote(action=action):
             return {"kind": "context", "text": action.detail, "data": action.as_event()}
         case PlanUpdate():

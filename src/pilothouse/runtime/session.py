@@ -60,13 +60,19 @@ def _preview(text: str, limit: int = 400) -> str:
 
 
 class Conversation:
-    """One thread of an agent graph; `ask` streams a turn, `resume` answers an interrupt."""
+    """One thread of an agent graph; `ask` streams a turn, `resume` answers an interrupt.
+
+    Sub-agents' tool calls and results always come along (nested: `parent_id`); their answers'
+    tokens only with `subagent_tokens` (the TUI and web UI show them as drafts), since a
+    consumer that reads every token as the answer would mix several agents' drafts into it.
+    """
 
     def __init__(self, graph: CompiledStateGraph[Any, Any, Any, Any], thread_id: str,
-                 agent: str = "pilothouse") -> None:
+                 agent: str = "pilothouse", *, subagent_tokens: bool = False) -> None:
         self.graph = graph
         self.thread_id = thread_id
         self.agent = agent
+        self.subagent_tokens = subagent_tokens
         self.config: RunnableConfig = {"configurable": {"thread_id": thread_id},
                                        "recursion_limit": 100}
 
@@ -128,7 +134,7 @@ class Conversation:
                         streamed_text = True
                         yield Token(_text(message))
                 elif mode == "custom":
-                    custom = _from_custom(chunk)
+                    custom = _from_custom(chunk, self.subagent_tokens)
                     if custom is not None:
                         yield custom
                 elif mode == "updates":
@@ -173,10 +179,15 @@ def turn_failed(error: PilothouseError) -> TurnFailed:
     return TurnFailed(error.message, error.to_payload())
 
 
-def _from_custom(chunk: Any) -> Event | None:
+def _from_custom(chunk: Any, subagent_tokens: bool = False) -> Event | None:
     """The event for what a layer wrote to the custom stream, if it is one we show."""
     if isinstance(chunk, ContextAction):
         return ContextNote(chunk)
+    # A sub-agent's activity, relayed by the supervisor's `ask_<agent>` tool.
+    if isinstance(chunk, ToolCalled | ToolResult) and chunk.parent_id is not None:
+        return chunk
+    if isinstance(chunk, Token) and chunk.parent_id is not None:
+        return chunk if subagent_tokens else None
     # The planning tools write `{"type": "plan", "action": ..., "plan": ..., ...}`.
     if isinstance(chunk, dict) and chunk.get("type") == "plan":
         action = chunk.get("action")

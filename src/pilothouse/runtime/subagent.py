@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol, assert_never
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
+from typing import Any, Literal, Protocol, assert_never, runtime_checkable
 
 from langchain_core.messages import RemoveMessage
+from langgraph.config import get_stream_writer
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.graph.state import CompiledStateGraph
 
@@ -47,11 +49,16 @@ SUBAGENT_PREFIX = "sub:"
 
 @dataclass(frozen=True)
 class SubAgentReply:
-    """What a sub-agent said: an answer, a request for approval, or why there is none."""
+    """What a sub-agent said: an answer, a request for approval, or why there is none.
+
+    `requests` are the raw interrupt values behind an `input_required` reply (the real pending
+    calls: name, args, description), when the implementation has them; `text` says the same.
+    """
 
     agent: str
     state: ReplyState
     text: str
+    requests: tuple[Any, ...] = ()
 
 
 class SubAgent(Protocol):
@@ -76,6 +83,45 @@ class SubAgent(Protocol):
     async def aclose(self) -> None:
         """Release connections."""
         ...
+
+
+@runtime_checkable
+class ExplainsApprovals(Protocol):
+    """A sub-agent that can show its pending approvals as the calls they are."""
+
+    async def pending_requests(self, thread_id: str) -> tuple[Any, ...]:
+        """The interrupt values the sub-agent waits on in `thread_id` (empty when none)."""
+        ...
+
+
+#: Where a sub-agent's tool activity goes while an `ask_<agent>` call runs (see below).
+ActivityRelay = Callable[[Token | ToolCalled | ToolResult], None]
+_RELAY: ContextVar[ActivityRelay | None] = ContextVar("pilothouse_subagent_relay", default=None)
+
+
+@contextmanager
+def relaying_activity(agent: str, parent_call_id: str | None) -> Iterator[None]:
+    """Inside, the tool calls and results of sub-agent `agent` reach the calling graph's stream.
+
+    Entered by the supervisor's tool call `parent_call_id`: each relayed event names that call
+    and the agent, so interfaces show a sub-agent's work nested under the call it serves, and
+    its answer as it is written (tokens). The writer is taken here, in the supervisor's tool,
+    before the sub-agent's graph runs.
+    """
+    try:
+        write = get_stream_writer()
+    except RuntimeError:  # not inside a graph run: nobody to tell
+        yield
+        return
+
+    def relay(event: Token | ToolCalled | ToolResult) -> None:
+        write(replace(event, parent_id=parent_call_id, agent=agent))
+
+    token = _RELAY.set(relay if parent_call_id else None)
+    try:
+        yield
+    finally:
+        _RELAY.reset(token)
 
 
 def unavailable(agent: str, reason: str) -> SubAgentReply:
@@ -175,6 +221,9 @@ class InProcessSubAgent:
         pending = await self._conversation(thread_id).pending()
         return "\n".join(describe_interrupt(e.value) for e in pending) or None
 
+    async def pending_requests(self, thread_id: str) -> tuple[Any, ...]:
+        return tuple(e.value for e in await self._conversation(thread_id).pending())
+
     async def decide(self, thread_id: str, decision: ApprovalDecision) -> SubAgentReply:
         conversation = self._conversation(thread_id)
         if not await conversation.pending():
@@ -187,6 +236,7 @@ class InProcessSubAgent:
     async def _collect(self, conversation: Conversation,
                        events: AsyncIterator[Event]) -> SubAgentReply:
         answer, approvals, error = "", [], None
+        relay = _RELAY.get()
         try:
             async with asyncio.timeout(self.timeout_seconds), \
                     self._turns.queued(conversation.thread_id), \
@@ -196,11 +246,16 @@ class InProcessSubAgent:
                         case Answer(text=text):
                             answer = text
                         case ApprovalRequest(value=value):
-                            approvals.append(describe_interrupt(value))
+                            approvals.append(value)
                         case TurnFailed():
                             error = event
-                        case Token() | ToolCalled() | ToolResult() | ContextNote() | PlanUpdate():
-                            pass  # the supervisor reads the answer, not the work behind it
+                        case Token() | ToolCalled() | ToolResult():
+                            # The supervisor's model reads the answer, not the work behind it;
+                            # the person watching sees that work (relayed, when asked for).
+                            if relay is not None:
+                                relay(event)
+                        case ContextNote() | PlanUpdate():
+                            pass
                         case _:
                             assert_never(event)
         except TimeoutError:
@@ -208,5 +263,7 @@ class InProcessSubAgent:
         if error is not None:
             return run_failed(self.name, error.message, error.suggestion)
         if approvals:
-            return SubAgentReply(self.name, "input_required", "\n".join(approvals))
+            return SubAgentReply(self.name, "input_required",
+                                 "\n".join(describe_interrupt(v) for v in approvals),
+                                 tuple(approvals))
         return SubAgentReply(self.name, "completed", answer)

@@ -5,6 +5,11 @@ them would be lost, so every path that runs a turn claims the thread first. A cl
 the thread busy is refused at once with `ConversationBusy` (the REST API answers 409, A2A an
 error): a caller is told to retry, never left waiting behind a turn that may take minutes.
 Internal callers (a supervisor's in-process sub-agents) may instead wait their turn.
+
+Several replicas on one PostgreSQL also share `SharedLocks` (`runtime.shared_locks`): a claim
+from a door (`claim`, `try_claim_everywhere`) holds the process's lock and the database's, so
+a conversation runs one turn at a time across replicas. Internal callers need only the
+process's lock: they run under a conversation a door already claimed.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Protocol
 
 from pilothouse.errors import PilothouseError
 
@@ -28,6 +34,20 @@ class ConversationBusy(PilothouseError):
         self.thread_id = thread_id
 
 
+class SharedLocks(Protocol):
+    """Turn locks every replica sees (PostgreSQL advisory locks)."""
+
+    replica_key: int
+
+    async def acquire(self, thread_id: str) -> bool:
+        """Take the thread's lock; False when another replica holds it."""
+        ...
+
+    def release(self, thread_id: str) -> None:
+        """Give it back (may complete in the background)."""
+        ...
+
+
 class TurnLease:
     """A thread's claim on running one turn; `release()` frees it (idempotent)."""
 
@@ -36,6 +56,7 @@ class TurnLease:
         self.leaving = False
         self.adopted = False
         self.released = asyncio.Event()
+        self.shared = False  # also holds the replicas' lock
         self._locks = locks
 
     def client_left(self) -> None:
@@ -47,15 +68,20 @@ class TurnLease:
         self.adopted = True
 
     def release(self) -> None:
+        if self.released.is_set():
+            return
         self._locks._forget(self)
+        if self.shared and self._locks.shared is not None:
+            self._locks.shared.release(self.thread_id)
         self.released.set()
 
 
 class TurnLocks:
-    """The running turns of one process, by thread id."""
+    """The running turns of one process, by thread id (and of every replica with `shared`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, shared: SharedLocks | None = None) -> None:
         self._leases: dict[str, TurnLease] = {}
+        self.shared = shared
 
     def busy(self, thread_id: str) -> bool:
         return thread_id in self._leases
@@ -79,9 +105,29 @@ class TurnLocks:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(wind_down_seconds):
                     await current.released.wait()
-        lease = self.try_claim(thread_id)
+        lease = await self.try_claim_everywhere(thread_id)
         if lease is None:
             raise ConversationBusy(thread_id)
+        return lease
+
+    async def try_claim_everywhere(self, thread_id: str) -> TurnLease | None:
+        """The lease of a thread no turn runs on in any replica, or None.
+
+        Raises `DatabaseUnavailable` when the shared locks cannot be reached: running a turn
+        unprotected could run an approved action twice.
+        """
+        lease = self.try_claim(thread_id)
+        if lease is None or self.shared is None:
+            return lease
+        try:
+            taken = await self.shared.acquire(thread_id)
+        except BaseException:
+            lease.release()
+            raise
+        if not taken:
+            lease.release()
+            return None
+        lease.shared = True
         return lease
 
     @contextlib.asynccontextmanager

@@ -26,8 +26,8 @@ from mcp import Client, StdioServerParameters
 from pilothouse.errors import ConfigurationError
 from pilothouse.tools.mcp_support import stdio_server
 
-__all__ = ["ArtifactTool", "ToolFailure", "as_langchain_tool", "open_mcp_tools", "result_text",
-           "stdio_server"]
+__all__ = ["ArtifactTool", "ToolFailure", "as_langchain_tool", "call_for_payload",
+           "open_mcp_tools", "result_text", "stdio_server"]
 
 
 def result_text(result: Any) -> str:
@@ -88,6 +88,20 @@ def as_langchain_tool(client: Client, name: str, description: str,
         func=call_sync,
         coroutine=call,
     )
+
+
+async def call_for_payload(tool: BaseTool, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Call `tool` from code and return its structured payload (an error's too).
+
+    Code never parses a result's text: that is the rendered view, written for people.
+    """
+    call = {"type": "tool_call", "name": tool.name, "args": arguments, "id": "code-call"}
+    message = await tool.ainvoke(call)
+    payload = message.artifact if isinstance(message, ToolMessage) else None
+    if not isinstance(payload, dict):
+        return {"error": f"{tool.name} answered without structured content",
+                "kind": "UpstreamError", "suggestion": "Check the tool server's version."}
+    return payload
 
 
 @asynccontextmanager

@@ -53,14 +53,18 @@ class ClientHolder(Generic[ClientT]):
         self._client = self._loop = None
 
 
-def tool_result(payload: dict[str, Any], *, is_error: bool) -> CallToolResult:
-    """A tool answer as compact JSON text plus the same payload as structured content.
+def tool_result(payload: dict[str, Any], *, is_error: bool,
+                view: Callable[[dict[str, Any]], str] | None = None) -> CallToolResult:
+    """A tool answer: its rendered view as text, the payload as structured content.
 
-    Both pass the redactor: an upstream answer (a repository URL with a password, a token in a
-    workflow log) must not reach the model, its transcript or the logs.
+    The text is what the model reads and the person sees (`tools.views`); without a `view` it
+    is the compact JSON. Both pass the redactor first: an upstream answer (a repository URL
+    with a password, a token in a workflow log) must not reach the model, its transcript or
+    the logs.
     """
     payload = scrub(payload)
-    return CallToolResult(content=[TextContent(type="text", text=dumps(payload))],
+    text = view(payload) if view is not None else dumps(payload)
+    return CallToolResult(content=[TextContent(type="text", text=text)],
                           structured_content=payload, is_error=is_error)
 
 

@@ -5,8 +5,8 @@ Whatever goes wrong in a tool call (an unknown tool, arguments that do not match
 server (argocd, github, shell, rag):
 
 - `is_error` is true, so the MCP client (and through it the agent) knows the call failed;
-- the text is compact JSON of `{error, kind, suggestion, ...details}`: what happened, the error
-  class, and what to do; and `structured_content` carries the same object;
+- `structured_content` is `{error, kind, suggestion, ...details}`: what happened, the error
+  class, and what to do; the text says the same in sentences (`tools.views.error_view`);
 - secrets are redacted, and nothing of a crash but its tool's name leaves the server.
 
 The SDK's own failure text ("Error executing tool x: <pydantic dump>") is not that shape, so
@@ -32,6 +32,7 @@ from pilothouse.errors import (
     UserInputError,
 )
 from pilothouse.tools.mcp_support import tool_result
+from pilothouse.tools.views import error_view
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +78,8 @@ def error_payload(error: PilothouseError) -> dict[str, Any]:
 
 
 def error_result(error: PilothouseError) -> CallToolResult:
-    """`error` as a tool result flagged `is_error`."""
-    return tool_result(error_payload(error), is_error=True)
+    """`error` as an `is_error` result: sentences for the model, the payload for code."""
+    return tool_result(error_payload(error), is_error=True, view=error_view)
 
 
 def _pilothouse_cause(exc: BaseException) -> PilothouseError | None:

@@ -7,7 +7,6 @@ scenario has a query with a known answer: "kestrel" 18 matches, "osprey" 387, "h
 
 from __future__ import annotations
 
-import json
 import socket
 import subprocess
 import sys
@@ -35,7 +34,7 @@ SCENARIOS = FleetSpec(
 
 @dataclass
 class Answer:
-    """One tool result as the model would see it: the JSON text, parsed, and the error flag."""
+    """One tool result: its structured payload, the error flag and the view the model reads."""
 
     payload: dict[str, Any]
     is_error: bool
@@ -52,8 +51,10 @@ class Tools:
         result = await self.client.call_tool(tool, arguments)
         (block,) = result.content
         text = block.text  # type: ignore[union-attr]
-        payload = json.loads(text)
-        assert result.structured_content == payload
+        payload = result.structured_content
+        assert isinstance(payload, dict)
+        # The text is the rendered view (`tools.views`): Markdown for people, never JSON.
+        assert text.strip() and not text.lstrip().startswith("{")
         return Answer(payload, bool(result.is_error), text)
 
     async def names(self) -> list[str]:

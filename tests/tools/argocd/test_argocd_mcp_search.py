@@ -125,7 +125,7 @@ async def test_bad_search_arguments_get_clear_errors(connect: Connect) -> None:
     async with connect() as argocd:
         cases = {
             "not a valid regular expression": {"query": "payments-(api"},
-            "unknown resource type": {"query": "x", "resource_types": ["pods"]},
+            "resource_types": {"query": "x", "resource_types": ["pods"]},
             "query is empty": {"query": "  "},
             "page must be 1 or more": {"query": "kestrel", "page": 0},
             "page_size must be between 1 and 100": {"query": "kestrel", "page_size": 0},

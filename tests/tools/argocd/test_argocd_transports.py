@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -16,14 +15,16 @@ from mcp import Client
 from pilothouse.config import Settings
 from pilothouse.tools.argocd import stdio_parameters
 from pilothouse.tools.argocd.connection import settings_env
+from pilothouse.tools.argocd.server import READ_TOOLS
 
 
 async def test_stdio_subprocess_answers_the_seed_search(settings: Settings) -> None:
     async with Client(stdio_parameters(settings)) as client:
         names = [tool.name for tool in (await client.list_tools()).tools]
         result = await client.call_tool("search_argocd_resources", {"query": "kestrel"})
-    assert "sync_application" not in names and len(names) == 9
-    assert json.loads(result.content[0].text)["pagination"]["total_items"] == 18  # type: ignore[union-attr]
+    assert "sync_application" not in names and sorted(names) == sorted(READ_TOOLS)
+    assert result.structured_content["pagination"]["total_items"] == 18  # type: ignore[index]
+    assert result.content[0].text.startswith("Showing all 18 matches")  # type: ignore[union-attr]
 
 
 async def test_stdio_subprocess_honours_read_only_false(writable: Settings) -> None:
@@ -67,5 +68,6 @@ async def test_streamable_http_transport(settings: Settings) -> None:
                 result = await client.call_tool("list_applications", {"page_size": 5})
         finally:
             process.terminate()
-    payload = json.loads(result.content[0].text)  # type: ignore[union-attr]
+    payload = result.structured_content
+    assert payload is not None
     assert payload["pagination"]["total_pages"] == 164

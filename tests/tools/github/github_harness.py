@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -13,7 +12,7 @@ from mcp import Client
 
 @dataclass
 class Answer:
-    """One tool result as the model would see it: the JSON text, parsed, and the error flag."""
+    """One tool result: its structured payload, the error flag and the view the model reads."""
 
     payload: dict[str, Any]
     is_error: bool
@@ -30,8 +29,10 @@ class Tools:
         result = await self.client.call_tool(name, arguments)
         (block,) = result.content
         text = block.text  # type: ignore[union-attr]
-        payload = json.loads(text)
-        assert result.structured_content == payload
+        payload = result.structured_content
+        assert isinstance(payload, dict)
+        # The text is the rendered view (`tools.views`): Markdown for people, never JSON.
+        assert text.strip() and not text.lstrip().startswith("{")
         return Answer(payload, bool(result.is_error), text)
 
     async def schemas(self) -> dict[str, dict[str, Any]]:

@@ -21,7 +21,7 @@ def test_the_prompt_is_compact_and_names_only_real_tools() -> None:
     assert count(GITHUB_SYSTEM_PROMPT) < 250
     named = set(re.findall(r"\b(?:list|get|search)_[a-z_]+", GITHUB_SYSTEM_PROMPT))
     assert named and named <= set(TOOLS)
-    for habit in ("has_next", "table", "raw JSON", "search_issues"):
+    for habit in ("one page", "Never retype", "What to do", "search_issues"):
         assert habit in GITHUB_SYSTEM_PROMPT
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -92,6 +91,7 @@ async def test_mcp_rag_serves_over_stdio_in_a_child_process(repo: Path, tmp_path
         )
     block = result.content[0]
     assert isinstance(block, TextContent) and not result.is_error
-    body = json.loads(block.text)
+    body = result.structured_content
+    assert body is not None and "rotate.py" in block.text
     assert body["hits"][0]["path"] == "rotate.py"
     assert body["hits"][0]["symbol"] == "rotate_credentials"

@@ -30,7 +30,9 @@ def text_of(result: CallToolResult) -> str:
 
 
 def payload(result: CallToolResult) -> dict[str, Any]:
-    return json.loads(text_of(result))  # type: ignore[no-any-return]
+    assert isinstance(result.structured_content, dict)
+    assert text_of(result).strip()  # the rendered view (tools.rag.views)
+    return result.structured_content
 
 
 @pytest.fixture
@@ -171,7 +173,7 @@ async def test_answers_stay_within_the_size_bound_for_large_k(
         result = await client.call_tool("retrieve_code_context", {"query": "run a job", "k": 20})
     text = text_of(result)
     assert len(text) <= MAX_ANSWER_CHARS
-    hits = json.loads(text)["hits"]
+    hits = payload(result)["hits"]
     assert len(hits) >= 5
     assert any("more lines]" in h["text"] for h in hits)
 

@@ -23,12 +23,21 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
 {{/* The Deployment and Service of one agent; call with
-     (dict "root" $ "name" NAME "replicas" N "env" MAP "args" LIST "keys" MAP), where "keys"
-     maps variable names to keys of the auth Secret. */}}
+     (dict "root" $ "name" NAME "replicas" N "env" MAP "args" LIST "keys" MAP "readyPath" P),
+     where "keys" maps variable names to keys of the auth Secret and "readyPath" (default: the
+     agent card) is the readiness probe's path. */}}
 {{- define "pilothouse.agent" -}}
 {{- $root := .root -}}
 {{- $name := printf "%s-%s" (include "pilothouse.fullname" $root) .name -}}
 {{- $secret := include "pilothouse.databaseSecret" $root -}}
+{{- if and (gt (int .replicas) 1) (not $secret) -}}
+{{- fail (printf "%s.replicas=%d needs PostgreSQL: set database.url or database.existingSecret (with SQLite each pod keeps its own conversations, approvals and tasks), or run 1 replica." .name (int .replicas)) -}}
+{{- end -}}
+{{- with $root.Values.database.url -}}
+{{- if not (or (hasPrefix "postgresql://" .) (hasPrefix "postgres://" .)) -}}
+{{- fail "database.url must be a postgresql:// URL: the chart's shared state is PostgreSQL (leave it empty for one replica on SQLite)." -}}
+{{- end -}}
+{{- end -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -100,10 +109,13 @@ spec:
                 name: {{ . }}
           {{- end }}
           readinessProbe:
+            # The REST API's /readyz reads the conversation store (the database): a pod that
+            # cannot reach it leaves the Service until it can.
             httpGet:
-              path: /.well-known/agent-card.json
+              path: {{ .readyPath | default "/.well-known/agent-card.json" }}
               port: a2a
             periodSeconds: 10
+            failureThreshold: 3
           livenessProbe:
             httpGet:
               path: /.well-known/agent-card.json

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ from pilothouse import __version__
 from pilothouse.interfaces.api import conversations, operations
 from pilothouse.interfaces.api.errors import install_error_handlers
 from pilothouse.interfaces.api.identity import KeyRing
-from pilothouse.interfaces.api.registry import ConversationRegistry
+from pilothouse.interfaces.api.registry import ConversationRegistry, ConversationStore
 from pilothouse.interfaces.api.runtime import ApiRuntime, describe_agent
 from pilothouse.interfaces.api.security import AuthMiddleware, BodyLimitMiddleware, check_exposure
 from pilothouse.interfaces.web import mount_web_ui
@@ -48,7 +48,8 @@ def create_api_app(
     *,
     api_keys: Sequence[str] = (),
     bind_host: str,
-    registry_path: Path,
+    registry_path: Path | None = None,
+    open_registry: Callable[[], AbstractAsyncContextManager[ConversationStore]] | None = None,
     admin_keys: Sequence[str] = (),
     keyring: KeyRing | None = None,
     max_body_bytes: int = 64_000,
@@ -59,7 +60,8 @@ def create_api_app(
     """The REST API and web UI over the agent that `open_agent()` yields.
 
     `open_agent()` is entered in the app's lifespan and yields the factory's `AgentHandle`
-    (its graph has a checkpointer); conversations are listed in SQLite at `registry_path`.
+    (its graph has a checkpointer); conversations are listed in SQLite at `registry_path`, or
+    in the store `open_registry()` opens (PostgreSQL for several replicas).
 
     Callers are identified by `api_keys` / `admin_keys` (entries `name=key` or `key`), or by
     a `keyring` already checked against `bind_host` by the caller; without keys the app
@@ -78,7 +80,12 @@ def create_api_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
             agent = await stack.enter_async_context(open_agent())
-            registry = await stack.enter_async_context(ConversationRegistry.open(registry_path))
+            if open_registry is not None:
+                registry = await stack.enter_async_context(open_registry())
+            else:
+                assert registry_path is not None, "give registry_path or open_registry"
+                registry = await stack.enter_async_context(
+                    ConversationRegistry.open(registry_path))
             app.state.runtime = ApiRuntime(agent, registry, observer=metrics,
                                            locks=turn_locks)
             info = app.state.agent_info = describe_agent(agent)

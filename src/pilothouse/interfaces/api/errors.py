@@ -20,6 +20,7 @@ from pilothouse.errors import (
 )
 from pilothouse.observability.incidents import internal_error_response
 from pilothouse.redaction import redact
+from pilothouse.runtime.database import DatabaseUnavailable, outage
 
 logger = logging.getLogger("pilothouse.api")
 
@@ -49,6 +50,8 @@ _HTTP_SUGGESTIONS = {
 
 
 def _status_for(error: PilothouseError) -> int:
+    if isinstance(error, DatabaseUnavailable):
+        return 503
     if isinstance(error, UserInputError):
         return 400
     if isinstance(error, UpstreamError):
@@ -93,10 +96,19 @@ async def _pilothouse_error(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+async def _unexpected(request: Request, exc: Exception) -> Any:
+    # A driver's error for a database that went away is an outage, not a bug: say so (503).
+    down = outage(exc)
+    if down is not None:
+        logger.warning("%s %s: %s", request.method, request.url.path, down.message)
+        return await _pilothouse_error(request, down)
+    return await internal_error_response(request, exc)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Make every error response of `app` a JSON `{error, suggestion}` body."""
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(PilothouseError, _pilothouse_error)
-    app.add_exception_handler(Exception, internal_error_response)
+    app.add_exception_handler(Exception, _unexpected)

@@ -1,10 +1,11 @@
 """The list of conversations (thread id, title, timestamps) the API, web UI and TUI show.
 
 The checkpointer stores each thread's messages but cannot list threads cheaply or hold a title,
-so a small SQLite table beside it does. Rows are upserted whenever a conversation is used, so
-threads started elsewhere (`pilothouse ask --thread`) appear once they are touched here. Each
-row records its owner (the identity that started it); a row from before owners existed belongs
-to the anonymous local identity.
+so a small table beside it does: SQLite here, PostgreSQL (`registry_postgres`) when the
+checkpoints are there too, so that every replica lists the same conversations. Rows are
+upserted whenever a conversation is used, so threads started elsewhere (`pilothouse ask
+--thread`) appear once they are touched here. Each row records its owner (the identity that
+started it); a row from before owners existed belongs to the anonymous local identity.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import aiosqlite
 
@@ -39,7 +40,10 @@ CREATE INDEX IF NOT EXISTS conversations_updated ON conversations (updated_at DE
 _OWNER_COLUMN = f"ALTER TABLE conversations ADD COLUMN owner TEXT NOT NULL DEFAULT '{ANONYMOUS}'"
 _OWNER_INDEX = ("CREATE INDEX IF NOT EXISTS conversations_owner "
                 "ON conversations (owner, updated_at DESC)")
-_COLUMNS = "id, title, created_at, updated_at, owner"
+#: The agent that answers in a conversation ('' until one is recorded): one thread is one
+#: agent's or the supervisor's, never a mix (`pilothouse ask --thread` checks it).
+_AGENT_COLUMN = "ALTER TABLE conversations ADD COLUMN agent TEXT NOT NULL DEFAULT ''"
+_COLUMNS = "id, title, created_at, updated_at, owner, agent"
 
 
 def new_thread_id() -> str:
@@ -66,10 +70,30 @@ class ConversationRecord:
     created_at: float
     updated_at: float
     owner: str = ANONYMOUS
+    agent: str = ""
 
     def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "created_at": _iso(self.created_at),
-                "updated_at": _iso(self.updated_at), "owner": self.owner}
+                "updated_at": _iso(self.updated_at), "owner": self.owner, "agent": self.agent}
+
+
+class ConversationStore(Protocol):
+    """Where the conversation list lives; `ConversationRegistry` is the SQLite one."""
+
+    async def create(self, title: str = "", thread_id: str | None = None, *,
+                     owner: str = ANONYMOUS) -> ConversationRecord: ...
+
+    async def touch(self, thread_id: str, question: str = "", *,
+                    owner: str = ANONYMOUS) -> ConversationRecord: ...
+
+    async def get(self, thread_id: str) -> ConversationRecord | None: ...
+
+    async def list(self, limit: int = 50, offset: int = 0, *,
+                   owner: str | None = None) -> tuple[list[ConversationRecord], int]: ...
+
+    async def delete(self, thread_id: str) -> bool: ...
+
+    async def ping(self) -> None: ...
 
 
 class ConversationRegistry:
@@ -95,36 +119,42 @@ class ConversationRegistry:
                 columns = {row[1] for row in await cursor.fetchall()}
             if "owner" not in columns:  # a registry from before owners
                 await db.execute(_OWNER_COLUMN)
+            if "agent" not in columns:  # a registry from before agents were recorded
+                await db.execute(_AGENT_COLUMN)
             await db.execute(_OWNER_INDEX)
             await db.commit()
             yield cls(db)
 
     async def create(self, title: str = "", thread_id: str | None = None, *,
-                     owner: str = ANONYMOUS) -> ConversationRecord:
+                     owner: str = ANONYMOUS, agent: str = "") -> ConversationRecord:
         """Register a new conversation of `owner` (a fresh id unless one is given)."""
         now = time.time()
         record = ConversationRecord(thread_id or new_thread_id(), title_from(title), now, now,
-                                    owner)
+                                    owner, agent)
         await self._db.execute(
-            f"INSERT INTO conversations ({_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
-            (record.id, record.title, record.created_at, record.updated_at, record.owner),
+            f"INSERT INTO conversations ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+            (record.id, record.title, record.created_at, record.updated_at, record.owner,
+             record.agent),
         )
         await self._db.commit()
         return record
 
     async def touch(self, thread_id: str, question: str = "", *,
-                    owner: str = ANONYMOUS) -> ConversationRecord:
+                    owner: str = ANONYMOUS, agent: str = "") -> ConversationRecord:
         """Mark a conversation as used now; it gets a title from `question` if it has none.
 
-        A conversation not listed yet is listed as `owner`'s; a listed one keeps its owner.
+        A conversation not listed yet is listed as `owner`'s; a listed one keeps its owner,
+        and its agent once one is recorded.
         """
         now = time.time()
         await self._db.execute(
-            f"INSERT INTO conversations ({_COLUMNS}) VALUES (?, ?, ?, ?, ?) "
+            f"INSERT INTO conversations ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at, "
             "title = CASE WHEN conversations.title = '' THEN excluded.title "
-            "ELSE conversations.title END",
-            (thread_id, title_from(question), now, now, owner),
+            "ELSE conversations.title END, "
+            "agent = CASE WHEN conversations.agent = '' THEN excluded.agent "
+            "ELSE conversations.agent END",
+            (thread_id, title_from(question), now, now, owner, agent),
         )
         await self._db.commit()
         record = await self.get(thread_id)

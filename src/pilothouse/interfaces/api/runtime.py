@@ -12,8 +12,10 @@ from langgraph.graph.state import CompiledStateGraph
 from pilothouse.a2a.namespaces import is_reserved
 from pilothouse.interfaces.api.errors import ApiError
 from pilothouse.interfaces.api.identity import Identity
-from pilothouse.interfaces.api.registry import THREAD_ID, ConversationRecord, ConversationRegistry
+from pilothouse.interfaces.api.registry import THREAD_ID, ConversationRecord, ConversationStore
 from pilothouse.interfaces.api.streaming import StreamObserver
+from pilothouse.redaction import redact
+from pilothouse.runtime.database import outage
 from pilothouse.runtime.handle import AgentHandle
 from pilothouse.runtime.session import Conversation
 from pilothouse.runtime.turn_locks import ConversationBusy, TurnLease, TurnLocks
@@ -33,7 +35,7 @@ class ApiRuntime:
     """The state every request handler needs; one per app, built in its lifespan."""
 
     agent: AgentHandle
-    registry: ConversationRegistry
+    registry: ConversationStore
     observer: StreamObserver | None = None
     locks: TurnLocks = field(default_factory=TurnLocks)
 
@@ -42,7 +44,9 @@ class ApiRuntime:
         return self.agent.graph
 
     def conversation(self, thread_id: str) -> Conversation:
-        return Conversation(self.graph, thread_id)
+        # Sub-agents' answers stream too (token frames with `data.parent_id`): the web UI
+        # shows them as drafts under their ask_<agent> call.
+        return Conversation(self.graph, thread_id, subagent_tokens=True)
 
     async def claim(self, thread_id: str) -> TurnLease:
         """Claim the thread for one turn (or a delete); 409 while another turn runs on it."""
@@ -87,9 +91,14 @@ class ApiRuntime:
             async with asyncio.timeout(HEALTH_TIMEOUT_SECONDS):
                 await checkpointer.aget_tuple({"configurable": {"thread_id": "__health__"}})
                 await self.registry.ping()
+        except TimeoutError:
+            return {"status": "unavailable", "detail": "The conversation store did not answer "
+                                                       f"within {HEALTH_TIMEOUT_SECONDS:g} s."}
         except Exception as error:
+            down = outage(error)
+            detail = down.message if down is not None else f"{type(error).__name__}: {error}"
             return {"status": "unavailable",
-                    "detail": f"The conversation store failed: {type(error).__name__}: {error}"}
+                    "detail": redact(f"The conversation store failed: {detail}")}
         return {"status": "ok", "detail": "The agent and its conversation store answer."}
 
 

@@ -1,8 +1,10 @@
 """`pilothouse tui`: chat with an agent in the terminal (Textual).
 
-The chat streams answers; a side panel shows each tool call, its result and every context
-action; approvals open a modal dialog; ctrl+o switches conversations (the same list the API
-and web UI show). The app takes an `open_agent` factory, so tests run it over a scripted model.
+The chat streams answers token by token; a status line says what is running (the model, which
+tool, or an approval it waits for) and for how long; a side panel shows each tool call (a
+sub-agent's nested under the supervisor's `ask_<agent>`), its result and every context action;
+approvals open a modal dialog; ctrl+o switches conversations (the same list the API and web UI
+show). The app takes an `open_agent` factory, so tests run it over a scripted model.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pilothouse.interfaces.api.history import render_history
 from pilothouse.interfaces.api.registry import ConversationRegistry, new_thread_id
 from pilothouse.interfaces.api.runtime import describe_agent
 from pilothouse.interfaces.tui.dialogs import NEW_CONVERSATION, ApprovalDialog, ConversationSwitcher
-from pilothouse.interfaces.tui.widgets import ActivityPanel, ChatView, short_args
+from pilothouse.interfaces.tui.widgets import ActivityPanel, ChatView, WorkingStatus, short_args
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.events import (
     Answer,
@@ -63,7 +65,13 @@ ApprovalDialog, ConversationSwitcher { align: center middle; }
 #approval { width: 84; height: auto; max-height: 90%; border: thick $warning;
             background: $surface; padding: 1 2; }
 #approval-title { text-style: bold; color: $warning; }
-#approval-action { background: $boost; padding: 0 1; margin: 1 0; }
+#approval-asked-by { color: $text-muted; }
+#approval-body { height: auto; max-height: 40vh; }
+.approval-name { text-style: bold; margin-top: 1; }
+.approval-action { background: $boost; padding: 0 1; margin: 1 0; }
+.nested { margin-top: 0; }
+.subagent-draft { color: $text-muted; border-left: thick $secondary; padding: 0 1; }
+#status { height: 1; margin: 0 1; color: $text-muted; }
 #approval-buttons { height: auto; align-horizontal: right; margin-top: 1; }
 #approval-buttons Button { margin-left: 2; }
 #switcher { width: 76; height: auto; max-height: 80%; border: thick $accent;
@@ -96,6 +104,8 @@ class PilothouseApp(App[None]):
         self.busy = False
         self.ready = asyncio.Event()
         self._release_agent = asyncio.Event()
+        # Held, not queried: a turn's last update may come while a dialog is on top.
+        self.status = WorkingStatus(id="status")
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -104,6 +114,7 @@ class PilothouseApp(App[None]):
             with Vertical(id="side"):
                 yield Label("Activity: tools and context", classes="panel-title")
                 yield ActivityPanel(id="activity")
+        yield self.status
         yield Input(placeholder="Opening the agent…", id="question", disabled=True)
         yield Footer()
 
@@ -114,6 +125,7 @@ class PilothouseApp(App[None]):
     @property
     def activity(self) -> ActivityPanel:
         return self.query_one("#activity", ActivityPanel)
+
 
     def on_mount(self) -> None:
         self.sub_title = "opening the agent…"
@@ -152,7 +164,7 @@ class PilothouseApp(App[None]):
         """Show `thread_id`'s history; ask about approvals it still waits for."""
         assert self.agent is not None, "load() runs once the agent is open"
         self.thread_id = thread_id
-        self.conversation = Conversation(self.agent.graph, thread_id)
+        self.conversation = Conversation(self.agent.graph, thread_id, subagent_tokens=True)
         self.sub_title = f"{self.agent_label} · thread {thread_id}"
         await self.chat.clear()
         await self.activity.clear()
@@ -211,7 +223,8 @@ class PilothouseApp(App[None]):
     async def run_turn(self, question: str) -> None:
         assert self.conversation is not None and self.registry is not None
         await self.chat.add_question(question)
-        await self.registry.touch(self.thread_id, question)
+        await self.registry.touch(self.thread_id, question,
+                                  agent=self.agent.name if self.agent else "")
         await self._guarded(self._ask(question))
 
     async def _ask(self, question: str) -> None:
@@ -221,19 +234,23 @@ class PilothouseApp(App[None]):
 
     async def _guarded(self, work: Any) -> None:
         self.busy = True
+        self.status.start()
         try:
             await work
         finally:
             self.busy = False
+            self.status.stop()
 
     async def settle_approvals(self) -> None:
         """Ask about each pending approval in a dialog and continue the run with the answer."""
         assert self.conversation is not None
         while pending := await self.conversation.pending():
             item = pending[0]
-            value = dict(item.value)
-            decision = await self.push_screen_wait(ApprovalDialog(value))
-            name = value.get("name", "action")
+            dialog = ApprovalDialog(item.value)
+            self.status.waiting_for(item.value)
+            decision = await self.push_screen_wait(dialog)
+            self.status.set_phase("thinking")
+            name = ", ".join(action.name for action in dialog.view.actions)
             if decision["type"] == "reject":
                 reason = decision.get("message", "")
                 await self.activity.add(f"✘ rejected {name}: {reason}", "approval")
@@ -247,16 +264,24 @@ class PilothouseApp(App[None]):
         await self.chat.finish_draft()
 
     async def show(self, event: Event) -> None:
+        self.status.follow(event)
         match event:
+            case Token(text=text, parent_id=parent_id, agent=agent) if parent_id:
+                await self.chat.add_subagent_token(parent_id, agent or "sub", text)
             case Token(text=text):
                 await self.chat.add_token(text)
             case Answer(text=text):
+                await self.chat.drop_drafts()
                 await self.chat.add_answer(text)
             case TurnFailed(message=message, suggestion=suggestion):
+                await self.chat.drop_drafts()
                 await self.chat.finish_draft()
                 await self.chat.add_error(message, suggestion)
             case ToolCalled():
                 await self.chat.finish_draft()
+                await self.activity.show(event)
+            case ToolResult(id=call_id, parent_id=None):
+                await self.chat.drop_drafts(call_id)  # an ask_<agent> call returned
                 await self.activity.show(event)
             case ToolResult() | ContextNote() | PlanUpdate() | ApprovalRequest():
                 await self.activity.show(event)

@@ -2,59 +2,60 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from pilothouse.interfaces.api.registry import ConversationRecord
+from pilothouse.interfaces.approval_view import approval_view
 from pilothouse.runtime.session import ApprovalDecision
 
 NEW_CONVERSATION = "__new__"
 
 
-def describe_action(value: dict[str, Any]) -> str:
-    """What would run: the command, the plan's steps, or the arguments as JSON."""
-    args = value.get("args") or {}
-    if value.get("name") == "propose_plan":
-        steps = [f"{n}. {s.get('title', '')}" for n, s in enumerate(args.get("steps", []), 1)]
-        return "\n".join([str(args.get("goal", "")), *steps])
-    if isinstance(args.get("command"), str):
-        return str(args["command"])
-    return json.dumps(args, indent=2, default=str)
-
-
 class ApprovalDialog(ModalScreen[ApprovalDecision]):
-    """Asks the person to approve or reject one action; dismisses with the decision."""
+    """Asks the person to approve or reject the calls of one approval; dismisses with the
+    decision. The real calls are shown (a sub-agent's, not the supervisor's question), and a
+    dialog about a change opens on Reject, so a stray Enter never syncs a cluster."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "reject", "Reject")]
 
-    def __init__(self, value: dict[str, Any]) -> None:
+    def __init__(self, value: Any) -> None:
         super().__init__()
         self.value = value
+        self.view = approval_view(value)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="approval"):
-            yield Label(f"Approval needed: {self.value.get('name', 'action')}",
-                        id="approval-title", markup=False)
-            if self.value.get("description"):
-                yield Static(str(self.value["description"]), id="approval-description",
-                             markup=False)
-            yield Static(describe_action(self.value), id="approval-action", markup=False)
+            yield Label(self.view.title, id="approval-title", markup=False)
+            if self.view.asked_by:
+                yield Static(self.view.asked_by, id="approval-asked-by", markup=False)
+            # A long dry run scrolls; the reason field and the buttons stay on screen.
+            with VerticalScroll(id="approval-body"):
+                for number, action in enumerate(self.view.actions):
+                    if len(self.view.actions) > 1:
+                        yield Label(action.name, classes="approval-name", markup=False)
+                    if action.description:
+                        yield Static(action.description, classes="approval-description",
+                                     id="approval-description" if number == 0 else None,
+                                     markup=False)
+                    yield Static(action.shown, classes="approval-action",
+                                 id="approval-action" if number == 0 else None, markup=False)
             yield Input(placeholder="Reason or requested change (for Reject)", id="reason")
             with Horizontal(id="approval-buttons"):
                 yield Button("Approve", variant="success", id="approve")
                 yield Button("Reject", variant="error", id="reject")
 
     def on_mount(self) -> None:
-        self.query_one("#approve", Button).focus()
+        default = "#reject" if self.view.changes_something else "#approve"
+        self.query_one(default, Button).focus()
 
     @on(Button.Pressed, "#approve")
     def approve(self) -> None:

@@ -275,6 +275,9 @@ def create_sandbox_app(fleet_spec: FleetSpec | None = None, token: str = DEFAULT
                        **options: Any) -> Starlette:
     """A Starlette app serving a generated fleet; `options` go to `SandboxState`."""
     api = SandboxApi(SandboxState.create(fleet_spec, token=token, **options))
+    from pilothouse.sandbox.argocd.changes_api import ChangesApi  # it builds on this module
+
+    changes = ChangesApi(api)
     apps = "/api/v1/applications"
     routes = [
         Route("/api/version", api.version, methods=["GET"]),
@@ -286,6 +289,19 @@ def create_sandbox_app(fleet_spec: FleetSpec | None = None, token: str = DEFAULT
         Route(apps + "/{name}/events", api.events, methods=["GET"]),
         Route(apps + "/{name}/logs", api.logs, methods=["GET"]),
         Route(apps + "/{name}/sync", api.sync, methods=["POST"]),
+        Route(apps + "/{name}", changes.patch, methods=["PATCH"]),
+        Route(apps + "/{name}/revisions/{revision}/metadata", changes.revision_metadata,
+              methods=["GET"]),
+        Route(apps + "/{applicationName}/managed-resources", changes.managed_resources,
+              methods=["GET"]),
+        Route(apps + "/{appName}/server-side-diff", changes.server_side_diff, methods=["GET"]),
+        Route(apps + "/{name}/manifests", changes.manifests, methods=["GET"]),
+        Route(apps + "/{name}/rollback", changes.rollback, methods=["POST"]),
+        Route(apps + "/{name}/resource/actions", changes.list_actions, methods=["GET"]),
+        Route(apps + "/{name}/resource/actions", changes.run_action, methods=["POST"]),
+        Route(apps + "/{name}/resource/actions/v2", changes.run_action, methods=["POST"]),
+        Route("/_sandbox/applications/{name}/deploy", changes.hook_deploy, methods=["POST"]),
+        Route("/_sandbox/applications/{name}/drift", changes.hook_drift, methods=["POST"]),
         Route("/api/v1/projects", api.list_projects, methods=["GET"]),
         Route("/api/v1/applicationsets", api.list_applicationsets, methods=["GET"]),
         Route("/api/v1/clusters", api.list_clusters, methods=["GET"]),

@@ -23,7 +23,8 @@ sandbox_cli = typer.Typer(
 @sandbox_cli.callback(invoke_without_command=True)
 def serve(
     apps: Annotated[int, typer.Option(min=0, help="Number of generated applications.")] = 819,
-    port: Annotated[int, typer.Option(min=1, max=65535, help="Port on 127.0.0.1.")] = 8080,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port on 127.0.0.1 (8081: "
+                                      "`pilothouse serve` takes 8080).")] = 8081,
     token: Annotated[str, typer.Option(help="Bearer token to accept (a 3-part JWT-like string).")]
     = DEFAULT_TOKEN,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = HOST,

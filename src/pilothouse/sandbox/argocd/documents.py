@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pilothouse.sandbox.argocd import deploys
 from pilothouse.sandbox.argocd.fleet import AppRecord
 from pilothouse.sandbox.argocd.vocabulary import HELM_CHART_REPO
 
@@ -49,7 +50,19 @@ _MANAGED_FIELDS_STATUS: dict[str, Any] = {
 
 
 def image_tag(rec: AppRecord) -> str:
+    """The image tag running now (the generated one until something was deployed since)."""
+    if rec.extra_deploys:
+        return rec.extra_deploys[-1].tag
     return f"1.{rec.index % 47}.{rec.index % 11}"
+
+
+def revision(rec: AppRecord) -> str:
+    """`status.sync.revision`: what the tracked branch points to."""
+    return deploys.head_revision(rec)
+
+
+#: Argo CD keeps the last 10 deploys (`spec.revisionHistoryLimit` default).
+HISTORY_LIMIT = 10
 
 
 def source(rec: AppRecord) -> dict[str, Any]:
@@ -120,7 +133,7 @@ def operation_state(rec: AppRecord, *, full: bool = True) -> dict[str, Any]:
     """The last sync as the controller recorded it; `full` adds the bulky per-resource result."""
     phase = operation_phase(rec)
     state: dict[str, Any] = {
-        "operation": {"sync": {"revision": rec.revision, "prune": True},
+        "operation": {"sync": {"revision": revision(rec), "prune": True},
                       "initiatedBy": {"automated": rec.auto_sync}},
         "phase": phase,
         "message": "successfully synced (all tasks run)" if phase == "Succeeded" else
@@ -133,7 +146,7 @@ def operation_state(rec: AppRecord, *, full: bool = True) -> dict[str, Any]:
                            "message": f"{r['kind'].lower()}/{r['name']} configured",
                            "hookPhase": "Running", "syncPhase": "Sync"}
                           for r in resources(rec)],
-            "revision": rec.revision,
+            "revision": revision(rec),
             "source": source(rec),
         }
     state["startedAt"] = "2026-08-21T14:03:05Z"
@@ -178,7 +191,7 @@ PATH_BUILDERS: dict[str, Builder] = {
     "status.health": lambda r, o: health(r),
     "status.resources": lambda r, o: resources(r),
     "status.sync.status": lambda r, o: r.sync,
-    "status.sync.revision": lambda r, o: r.revision,
+    "status.sync.revision": lambda r, o: revision(r),
     "status.operationState.startedAt": lambda r, o: _op(r, o).get("startedAt"),
     "status.operationState.finishedAt": lambda r, o: _op(r, o).get("finishedAt"),
     "status.operationState.phase": lambda r, o: _op(r, o).get("phase"),
@@ -205,15 +218,13 @@ def full_application(rec: AppRecord, op_state: dict[str, Any] | None = None,
          "apiVersion": "argoproj.io/v1alpha1", "time": "2026-08-21T14:03:28Z",
          "fieldsType": "FieldsV1", "fieldsV1": _MANAGED_FIELDS_STATUS},
     ]
-    history = [{"revision": f"{rec.revision[k:]}{rec.revision[:k]}",
-                "deployedAt": f"2026-08-{14 + 3 * k:02d}T10:22:09Z", "id": 40 + k,
-                "source": source(rec), "deployStartedAt": f"2026-08-{14 + 3 * k:02d}T10:21:51Z",
-                "initiatedBy": {"automated": rec.auto_sync}} for k in range(3)]
+    history = [deploys.history_entry(rec, d, source(rec))
+               for d in deploys.deploys(rec)[-HISTORY_LIMIT:]]
     status: dict[str, Any] = {
         "resources": resources(rec),
         "sync": {"status": rec.sync,
                  "comparedTo": {"source": source(rec), "destination": destination(rec)},
-                 "revision": rec.revision},
+                 "revision": revision(rec)},
         "health": health(rec),
         "history": history,
         "reconciledAt": NOW,

@@ -130,6 +130,25 @@ class FleetSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class Deploy:
+    """One entry of an application's deploy history (`status.history`), with its commit."""
+
+    id: int
+    revision: str
+    deployed_at: int
+    automated: bool
+    username: str | None
+    author: str
+    message: str
+    committed_at: int
+    tag: str
+    #: The deploy carries the change that makes the app crash (a Degraded app's newest).
+    broken: bool = False
+    #: The history id this deploy rolled back to, if it was a rollback.
+    rollback_of: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class AppRecord:
     """The facts of one generated application; documents are rendered from it."""
 
@@ -152,6 +171,14 @@ class AppRecord:
     annotations: dict[str, str] | None
     created: str
     replicas: int
+    #: Changes the sandbox made after generation (`state.AppOverlay`): deploys appended by a
+    #: sync, a rollback or a test, drift added by a test, replicas set by a scale action.
+    extra_deploys: tuple[Deploy, ...] = ()
+    #: Someone edited the live ConfigMap and Deployment by hand (the fleet's OutOfSync apps,
+    #: until a sync puts them back).
+    hand_edited: bool = False
+    drift: int = 0
+    live_replicas: int | None = None
 
     @property
     def project(self) -> str:
@@ -292,4 +319,5 @@ class Fleet:
             annotations=annotations,
             created=f"2025-{1 + index % 12:02d}-{day:02d}T09:12:44Z",
             replicas=1 + int(fraction(h, 6) * 4),
+            hand_edited=sync == "OutOfSync",
         )

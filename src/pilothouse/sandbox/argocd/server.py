@@ -31,7 +31,7 @@ class RunningSandbox:
         return self.url
 
 
-def serve_sandbox(apps: int = 819, port: int = 8080, token: str = DEFAULT_TOKEN,
+def serve_sandbox(apps: int = 819, port: int = 8081, token: str = DEFAULT_TOKEN,
                   host: str = HOST, spec: FleetSpec | None = None, **options: Any) -> None:
     """Serve a generated fleet of `apps` applications until interrupted."""
     fleet_spec = spec or FleetSpec(apps=apps)

@@ -20,6 +20,8 @@ from starlette.routing import Route
 
 from pilothouse.sandbox.github import queries
 from pilothouse.sandbox.github import vocabulary as v
+from pilothouse.sandbox.github.commits import MainLines
+from pilothouse.sandbox.github.commits_api import CommitHandlers
 from pilothouse.sandbox.github.documents import Site
 from pilothouse.sandbox.github.limits import RateLimits
 from pilothouse.sandbox.github.logs import serve_archive, signed_location
@@ -68,6 +70,7 @@ class GitHubSandboxApi:
 
     def __init__(self, state: GitHubSandboxState) -> None:
         self.state = state
+        self.commits = CommitHandlers(MainLines())
 
     # -- auth, rate limits and paging ---------------------------------------------------------
     def _identity(self, request: Request) -> bool | None:
@@ -238,6 +241,32 @@ class GitHubSandboxApi:
         """The signed archive URL: no token accepted, and none needed."""
         return await serve_archive(request, self.state.world, self.state.token)
 
+    # -- commits (the main line the Argo CD sandbox deploys) ---------------------------------
+    async def list_commits(self, request: Request, authenticated: bool) -> Response:
+        repo = self._repo(request, authenticated)
+        if repo is None:
+            return gh_error(404, "Not Found", f"{DOCS}/commits/commits#list-commits")
+        return self.commits.list_commits(request, self._site(request), repo)
+
+    async def get_commit(self, request: Request, authenticated: bool) -> Response:
+        repo = self._repo(request, authenticated)
+        if repo is None:
+            return gh_error(404, "Not Found", f"{DOCS}/commits/commits#get-a-commit")
+        return self.commits.get_commit(self._site(request), repo, request.path_params["ref"])
+
+    async def commit_pulls(self, request: Request, authenticated: bool) -> Response:
+        repo = self._repo(request, authenticated)
+        if repo is None:
+            return gh_error(404, "Not Found", f"{DOCS}/commits/commits")
+        return self.commits.commit_pulls(self._site(request), repo, request.path_params["ref"])
+
+    async def compare(self, request: Request, authenticated: bool) -> Response:
+        repo = self._repo(request, authenticated)
+        if repo is None:
+            return gh_error(404, "Not Found", f"{DOCS}/commits/commits#compare-two-commits")
+        return self.commits.compare(self._site(request), repo,
+                                    request.path_params["basehead"])
+
     # -- account ------------------------------------------------------------------------------
     async def rate_limit(self, request: Request) -> Response:
         """`GET /rate_limit`: the caller's quotas; it does not count against them."""
@@ -285,6 +314,10 @@ def create_github_sandbox_app(spec: WorldSpec | None = None, token: str = DEFAUL
             Route(prefix + "/actions/runs", g(api.list_runs), methods=["GET"]),
             Route(prefix + "/actions/runs/{run_id}", g(api.get_run), methods=["GET"]),
             Route(prefix + "/actions/runs/{run_id}/logs", g(api.run_logs), methods=["GET"]),
+            Route(prefix + "/commits", g(api.list_commits), methods=["GET"]),
+            Route(prefix + "/commits/{ref}", g(api.get_commit), methods=["GET"]),
+            Route(prefix + "/commits/{ref}/pulls", g(api.commit_pulls), methods=["GET"]),
+            Route(prefix + "/compare/{basehead}", g(api.compare), methods=["GET"]),
         ]
     routes += [
         Route("/search/issues", g(api.search_issues, "search"), methods=["GET"]),

@@ -95,6 +95,12 @@ class ArgoCDClient(HttpApiClient):
         async with self._open("POST", path, body=body, subject=subject) as response:
             return json.loads(await self._read(response, self.max_document_bytes, "response"))
 
+    async def patch(self, path: str, body: Mapping[str, Any], *,
+                    subject: str | None = None) -> Any:
+        """PATCH a JSON body and return the JSON answer (never resent: it changes things)."""
+        async with self._open("PATCH", path, body=body, subject=subject) as response:
+            return json.loads(await self._read(response, self.max_document_bytes, "response"))
+
     async def scan(self, path: str, on_item: ItemCallback, *, params: Params = None,
                    prefix: str = "items.item", subject: str | None = None) -> int:
         """Stream the array at `prefix` item by item into `on_item` (True stops early).

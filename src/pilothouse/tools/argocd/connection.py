@@ -11,6 +11,7 @@ from __future__ import annotations
 from mcp import StdioServerParameters
 
 from pilothouse.config import Settings
+from pilothouse.tools.argocd.instances import instances_env
 from pilothouse.tools.mcp_support import stdio_server
 from pilothouse.tools.tool_filter import cli_arguments
 
@@ -36,6 +37,7 @@ def settings_env(settings: Settings) -> dict[str, str]:
         "ARGOCD_CA_BUNDLE": str(settings.argocd_ca_bundle) if settings.argocd_ca_bundle else None,
     }
     env.update({k: v for k, v in optional.items() if v})
+    env.update(instances_env(settings))  # issue 18: named instances
     return env
 
 

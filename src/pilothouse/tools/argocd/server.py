@@ -11,13 +11,13 @@ person approved (checked again just before the sync starts).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Literal
 
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from pilothouse.config import Settings
-from pilothouse.tools.argocd import details, listing, search, sync
+from pilothouse.tools.argocd import change_tools, details, instances, listing, search, sync, views
 from pilothouse.tools.argocd.client import ArgoCDClient
 from pilothouse.tools.argocd.output import fit
 from pilothouse.tools.http_api import server as tool_base
@@ -32,12 +32,51 @@ READ_TOOLS: tuple[str, ...] = (
     "list_applicationsets", "list_clusters", "search_argocd_resources",
 )
 WRITE_TOOLS: tuple[str, ...] = ("sync_application",)
+# Issue 18: history, diff, what changed, rollback and resource actions (`change_tools`).
+READ_TOOLS += change_tools.READ_TOOLS
+WRITE_TOOLS += change_tools.WRITE_TOOLS
 INSTRUCTIONS = (
     "Argo CD tools. Search when the question filters (a name, team, env); list for inventories. "
     "Answers are paged: pagination.total_pages tells how many pages exist."
 )
 
 AppName = Annotated[str, Field(description="application name")]
+SYNC_STATUSES = ("Synced", "OutOfSync", "Unknown")
+HEALTH_STATUSES = ("Healthy", "Progressing", "Degraded", "Suspended", "Missing", "Unknown")
+
+
+def _canonical(choices: tuple[str, ...]) -> Callable[[object], object]:
+    """Accept any letter case ("degraded"), answer with Argo CD's spelling ("Degraded")."""
+    def canonical(value: object) -> object:
+        if isinstance(value, str):
+            return next((c for c in choices if c.lower() == value.strip().lower()), value)
+        return value
+    return canonical
+
+
+# Enums in the schema: the local model's calls are grammar-constrained to the schema, so it
+# can only write a status Argo CD knows (it had written sync_status="health").
+SyncStatus = Annotated[Literal["Synced", "OutOfSync", "Unknown"] | None,
+                       BeforeValidator(_canonical(SYNC_STATUSES))]
+HealthStatus = Annotated[
+    Literal["Healthy", "Progressing", "Degraded", "Suspended", "Missing", "Unknown"] | None,
+    BeforeValidator(_canonical(HEALTH_STATUSES))]
+RESOURCE_TYPES = ("applications", "projects", "applicationsets", "clusters")
+
+
+def _plural_types(value: object) -> object:
+    """"cluster" or "Clusters" -> "clusters", for one type or a list of them."""
+    def one(item: object) -> object:
+        if not isinstance(item, str):
+            return item
+        key = item.strip().lower()
+        return next((t for t in RESOURCE_TYPES if key in (t, t.removesuffix("s"))), item)
+    return [one(v) for v in value] if isinstance(value, list) else one(value)
+
+
+ResourceType = Literal["applications", "projects", "applicationsets", "clusters"]
+ResourceTypes = Annotated[list[ResourceType] | ResourceType | None,
+                          BeforeValidator(_plural_types), Field(description="default all types")]
 Project = Annotated[str | None, Field(description="project name(s), comma-separated")]
 ClientFactory = Callable[[], ArgoCDClient]
 
@@ -47,37 +86,40 @@ def build_argocd_server(settings: Settings | None = None, *,
     """The Argo CD MCP server for `settings` (default: the environment)."""
     settings = settings or Settings.from_env()
     run = tool_base.ToolRunner(
-        client_factory or (lambda: ArgoCDClient.from_settings(settings)),
+        client_factory or instances.client_factory(settings),  # issue 18: named instances
         fit=fit, max_output_chars=settings.max_tool_output_size)
     limits = search.Limits(settings.max_search_results, settings.warn_search_results)
 
     async def list_applications(page: Page = 1, page_size: PageSize = 20,
-                                project: Project = None, sync_status: str | None = None,
-                                health_status: str | None = None,
+                                project: Project = None, sync_status: SyncStatus = None,
+                                health_status: HealthStatus = None,
                                 selector: Annotated[str | None, Field(
                                     description="label selector, e.g. env=production")] = None,
                                 ) -> CallToolResult:
         return await run(lambda c: listing.list_applications(
             c, page=page, page_size=page_size, project=project, sync_status=sync_status,
-            health_status=health_status, selector=selector))
+            health_status=health_status, selector=selector), views.view(views.APPLICATIONS))
 
     async def get_application(name: AppName, project: str | None = None,
                               include_resources: bool = False, include_conditions: bool = False,
                               include_operation: bool = False) -> CallToolResult:
         return await run(lambda c: details.get_application(
             c, name, project=project, include_resources=include_resources,
-            include_conditions=include_conditions, include_operation=include_operation))
+            include_conditions=include_conditions, include_operation=include_operation),
+            views.view(views.APPLICATION))
 
     async def get_application_resource_tree(name: AppName, project: str | None = None,
                                             max_unhealthy: int = 20) -> CallToolResult:
         return await run(lambda c: details.resource_tree(c, name, project=project,
-                                                         max_unhealthy=max_unhealthy))
+                                                         max_unhealthy=max_unhealthy),
+                         views.view(views.RESOURCE_TREE))
 
     async def get_application_events(name: AppName, limit: int = 20,
                                      warnings_only: bool = False,
                                      project: str | None = None) -> CallToolResult:
         return await run(lambda c: details.events(c, name, project=project, limit=limit,
-                                                  warnings_only=warnings_only))
+                                                  warnings_only=warnings_only),
+                         views.view(views.EVENTS))
 
     async def get_application_logs(name: AppName, tail_lines: int = 100,
                                    pod_name: str | None = None, container: str | None = None,
@@ -85,29 +127,30 @@ def build_argocd_server(settings: Settings | None = None, *,
                                    project: str | None = None) -> CallToolResult:
         return await run(lambda c: details.logs(c, name, tail_lines=tail_lines,
                                                 pod_name=pod_name, container=container,
-                                                text_filter=filter, project=project))
+                                                text_filter=filter, project=project),
+                         views.view(views.LOGS))
 
     async def list_projects(page: Page = 1, page_size: PageSize = 20) -> CallToolResult:
-        return await run(lambda c: listing.list_projects(c, page=page, page_size=page_size))
+        return await run(lambda c: listing.list_projects(c, page=page, page_size=page_size),
+                         views.view(views.PROJECTS))
 
     async def list_applicationsets(page: Page = 1, page_size: PageSize = 20,
                                    project: Project = None) -> CallToolResult:
         return await run(lambda c: listing.list_applicationsets(
-            c, page=page, page_size=page_size, project=project))
+            c, page=page, page_size=page_size, project=project), views.view(views.APPLICATIONSETS))
 
     async def list_clusters(page: Page = 1, page_size: PageSize = 20) -> CallToolResult:
-        return await run(lambda c: listing.list_clusters(c, page=page, page_size=page_size))
+        return await run(lambda c: listing.list_clusters(c, page=page, page_size=page_size),
+                         views.view(views.CLUSTERS))
 
     async def search_argocd_resources(
             query: Annotated[str, Field(description="text, or a regex (auto-detected)")],
-            resource_types: Annotated[list[str] | str | None, Field(
-                description="applications, projects, applicationsets, clusters; default all",
-            )] = None,
+            resource_types: ResourceTypes = None,
             case_sensitive: bool = False, page: Page = 1,
             page_size: PageSize = 20) -> CallToolResult:
         return await run(lambda c: search.search_resources(
             c, query, types=resource_types, case_sensitive=case_sensitive, page=page,
-            page_size=page_size, limits=limits))
+            page_size=page_size, limits=limits), views.search_view)
 
     async def sync_application(name: AppName, dry_run: bool = True, approved: bool = False,
                                prune: bool = False, revision: str | None = None,
@@ -117,7 +160,7 @@ def build_argocd_server(settings: Settings | None = None, *,
                                ) -> CallToolResult:
         return await run(lambda c: sync.sync_application(
             c, name, dry_run=dry_run, approved=approved, prune=prune, revision=revision,
-            project=project, expected_evidence=expected_evidence))
+            project=project, expected_evidence=expected_evidence), views.view(views.SYNC))
 
     tools: list[tuple[tool_base.ToolFunction, str]] = [
         (list_applications, "List Argo CD applications, paged; filter by project, sync/health "
@@ -144,6 +187,8 @@ def build_argocd_server(settings: Settings | None = None, *,
         "(dry_run=false) needs approved=true after the user agrees.",
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                     idempotent_hint=False, open_world_hint=True)))
+    registered.extend(change_tools.change_tools(run))  # issue 18: annotated per tool
+    registered = instances.with_instance_argument(registered, settings)  # issue 18
     server = tool_base.http_tool_server(SERVER_NAME, INSTRUCTIONS, run, registered,
                                         log_level=settings.log_level)
     apply_tool_filter(server, filter_for(settings, SERVER_NAME))

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from pilothouse.tools.github import commit_tools, views
 from pilothouse.tools.github import operations as ops
 from pilothouse.tools.github.client import DEFAULT_API_URL, GitHubClient
 from pilothouse.tools.github.output import fit
@@ -27,6 +28,7 @@ TOOLS: tuple[str, ...] = (
     "list_pull_requests", "get_pull_request", "list_pull_requests_awaiting_review",
     "list_issues", "search_issues", "list_workflow_runs", "get_workflow_run_logs",
 )
+TOOLS += commit_tools.TOOLS  # issue 18: the commits behind deployed revisions
 INSTRUCTIONS = (
     "GitHub tools (read-only). Answers are paged: follow pagination.has_next and last_page. "
     "search_issues takes GitHub syntax, e.g. 'repo:o/r is:pr is:open label:bug'."
@@ -55,12 +57,13 @@ def build_github_server(api_url: str = DEFAULT_API_URL, token: str | None = None
             per_page: PerPage = 20) -> CallToolResult:
         return await run(lambda c: ops.list_pull_requests(
             c, owner, repo, state=state, base=base, head=head, sort=sort, direction=direction,
-            page=page, per_page=per_page))
+            page=page, per_page=per_page), views.view(views.PULLS))
 
     async def get_pull_request(owner: Owner, repo: Repo, number: int,
                                include_files: bool = True) -> CallToolResult:
         return await run(lambda c: ops.get_pull_request(c, owner, repo, number,
-                                                         include_files=include_files))
+                                                         include_files=include_files),
+                         views.view(views.PULL))
 
     async def list_pull_requests_awaiting_review(
             owner: Owner, repo: Repo,
@@ -69,7 +72,7 @@ def build_github_server(api_url: str = DEFAULT_API_URL, token: str | None = None
             per_page: PerPage = 20) -> CallToolResult:
         return await run(lambda c: ops.list_awaiting_review(
             c, owner, repo, reviewer=reviewer, include_drafts=include_drafts, page=page,
-            per_page=per_page))
+            per_page=per_page), views.view(views.PULLS))
 
     async def list_issues(
             owner: Owner, repo: Repo, state: Literal["open", "closed", "all"] = "open",
@@ -81,7 +84,7 @@ def build_github_server(api_url: str = DEFAULT_API_URL, token: str | None = None
         return await run(lambda c: ops.list_issues(
             c, owner, repo, state=state, labels=labels, assignee=assignee, creator=creator,
             sort=sort, direction=direction, include_pull_requests=include_pull_requests,
-            page=page, per_page=per_page))
+            page=page, per_page=per_page), views.view(views.ISSUES))
 
     async def search_issues(
             query: Annotated[str, Field(description="GitHub search syntax")],
@@ -89,7 +92,8 @@ def build_github_server(api_url: str = DEFAULT_API_URL, token: str | None = None
             order: Literal["asc", "desc"] = "desc", page: Page = 1,
             per_page: PerPage = 20) -> CallToolResult:
         return await run(lambda c: ops.search_issues(c, query, sort=sort, order=order,
-                                                     page=page, per_page=per_page))
+                                                     page=page, per_page=per_page),
+                         views.view(views.ISSUES))
 
     async def list_workflow_runs(
             owner: Owner, repo: Repo,
@@ -99,14 +103,15 @@ def build_github_server(api_url: str = DEFAULT_API_URL, token: str | None = None
             per_page: PerPage = 20) -> CallToolResult:
         return await run(lambda c: ops.list_workflow_runs(
             c, owner, repo, status=status, branch=branch, event=event, page=page,
-            per_page=per_page))
+            per_page=per_page), views.view(views.RUNS))
 
     async def get_workflow_run_logs(
             owner: Owner, repo: Repo, run_id: int,
             tail_lines: Annotated[int, Field(description="lines to return in all, max 500")]
             = 100) -> CallToolResult:
         return await run(lambda c: ops.get_workflow_run_logs(c, owner, repo, run_id,
-                                                             tail_lines=tail_lines))
+                                                             tail_lines=tail_lines),
+                         views.view(views.RUN_LOGS))
 
     tools: list[tuple[tool_base.ToolFunction, str]] = [
         (list_pull_requests, "List a repository's pull requests, one page at a time."),
@@ -123,5 +128,6 @@ def build_github_server(api_url: str = DEFAULT_API_URL, token: str | None = None
     ]
     registered = [tool_base.tool(fn, description, annotations=tool_base.READ_ONLY)
                   for fn, description in tools]
+    registered.extend(commit_tools.commit_tools(run))  # issue 18
     return tool_base.http_tool_server(SERVER_NAME, INSTRUCTIONS, run, registered,
                                       log_level=log_level)

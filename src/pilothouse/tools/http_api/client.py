@@ -35,7 +35,7 @@ MiB = 1024 * 1024
 #: How much of an error body is read to find its message.
 ERROR_BODY_BYTES = 64 * 1024
 #: The methods the tool clients send: reads, and Argo CD's sync.
-HttpMethod = Literal["GET", "POST"]
+HttpMethod = Literal["GET", "POST", "PATCH"]
 #: Called with each item of a streamed array; True stops the stream early.
 ItemCallback = Callable[[dict[str, Any]], bool | None]
 _SCALAR_EVENTS = frozenset({"number", "boolean", "string"})

@@ -1,9 +1,10 @@
 """Run the tools of an HTTP-API MCP server: one client, compact JSON answers, one error shape.
 
 A tool body is `work(client) -> payload`; `ToolRunner` hands it the client of the current event
-loop, fits the payload into `MAX_TOOL_OUTPUT_SIZE`, and answers with text plus structured
-content. Failures are raised, never returned: `ToolServer` turns them into the one tool-error
-shape with `is_error` set. The runner's lifespan closes the client with the server.
+loop, fits the payload into `MAX_TOOL_OUTPUT_SIZE`, and answers with the payload's rendered view
+as text plus the payload as structured content. Failures are raised, never returned:
+`ToolServer` turns them into the one tool-error shape with `is_error` set. The runner's
+lifespan closes the client with the server.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ Payload = dict[str, Any]
 #: Shortens an answer to at most the given number of characters of JSON.
 Fit = Callable[[Payload, int], Payload]
 ToolFunction = Callable[..., Awaitable[CallToolResult]]
+#: Renders a payload as the text the model reads and the person sees (`tools.views`).
+View = Callable[[Payload], str]
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=True)
 #: The paging arguments of list tools, described once: every description costs schema tokens.
@@ -40,9 +43,12 @@ class ToolRunner(Generic[ClientT]):
         self._fit = fit
         self._max_output_chars = max_output_chars
 
-    async def __call__(self, work: Callable[[ClientT], Awaitable[Payload]]) -> CallToolResult:
+    async def __call__(self, work: Callable[[ClientT], Awaitable[Payload]],
+                       view: View | None = None) -> CallToolResult:
+        """Run `work`; answer with its fitted payload and, as text, its `view`."""
         payload = await work(self._clients.get())
-        return tool_result(self._fit(payload, self._max_output_chars), is_error=False)
+        return tool_result(self._fit(payload, self._max_output_chars), is_error=False,
+                           view=view)
 
     @asynccontextmanager
     async def lifespan(self, _: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:

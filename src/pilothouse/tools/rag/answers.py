@@ -90,6 +90,8 @@ def report_payload(report: IndexReport) -> dict[str, Any]:
         "total_chunks": report.total_chunks,
         "seconds": report.seconds,
     }
+    if report.skipped:
+        payload["skipped"] = report.skipped  # by reason: why fewer files than expected
     if not report.complete:
         payload["note"] = "Stopped early; the next index_directory call finishes the work."
     return payload

@@ -31,7 +31,7 @@ from pilothouse.tools.tool_filter import (
 if TYPE_CHECKING:
     from pilothouse.tools.rag.index import IndexReport
 
-_err = Console(stderr=True)
+_err = Console(stderr=True, soft_wrap=True)  # an error stays whole in a pipe
 _out = Console()
 
 
@@ -77,6 +77,37 @@ def summary_table(report: IndexReport, store: Path) -> Table:
     return table
 
 
+def skipped_table(report: IndexReport) -> Table:
+    """What was left out, by reason, with a few example paths each."""
+    table = Table(title="Skipped", title_justify="left")
+    table.add_column("reason")
+    table.add_column("count", justify="right")
+    table.add_column("for example", overflow="fold")
+    for reason, count in report.skipped.items():
+        table.add_row(reason, f"{count:,}", ", ".join(report.skipped_examples.get(reason, [])))
+    return table
+
+
+def nothing_indexed(report: IndexReport, path: Path) -> UserInputError:
+    """Why a run left the index of `path` empty, and what to do about it."""
+    if report.root_ignored_by:
+        gitignore = Path(report.root_ignored_by)
+        return UserInputError(
+            f"Nothing was indexed: {path} is itself ignored by {gitignore}, so every file "
+            "under it is skipped (as git would).",
+            hint=f"Index the checkout (`pilothouse index {gitignore.parent}`) or a folder it "
+                 f"does not ignore, or remove the pattern from {gitignore}.")
+    if not report.skipped:
+        return UserInputError(f"Nothing was indexed: {path} holds no files.",
+                              hint="Pass the folder of a checkout, e.g. `pilothouse index .` "
+                                   "inside the repository.")
+    reasons = "; ".join(f"{count} {reason}" for reason, count in report.skipped.items())
+    return UserInputError(
+        f"Nothing was indexed: every entry of {path} was skipped ({reasons}).",
+        hint="Only UTF-8 text files up to 512 KiB that no .gitignore ignores are indexed; "
+             "the table above shows what was skipped and why.")
+
+
 def index_command(
     path: Annotated[Path, typer.Argument(help="The folder to index (a checkout).")] = Path("."),
     home: Annotated[
@@ -111,6 +142,10 @@ def index_command(
     except PilothouseError as error:
         _fail(error)
     _out.print(summary_table(report, store))
+    if report.skipped:
+        _out.print(skipped_table(report))
+    if report.files_in_index == 0:
+        _fail(nothing_indexed(report, root), code=1)  # an empty index answers nothing
 
 
 mcp_cli = typer.Typer(

@@ -5,14 +5,18 @@ same matcher git-aware tools use, so a directory that is not a git checkout (an 
 a CI workspace) is filtered the same way. Dependency, cache and VCS directories are pruned
 before descending, which is what keeps a walk of a JavaScript project from visiting
 `node_modules`' hundreds of thousands of files.
+
+What is left out is tallied by reason (`SkipTally`), so `pilothouse index` can say why a folder
+gave fewer files than expected, and which .gitignore ignored them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
@@ -44,6 +48,39 @@ MAX_FILE_BYTES = 512 * 1024
 _SNIFF_BYTES = 8192
 
 
+# Why a file or folder was left out (the keys of a SkipTally, beside "ignored by <file>").
+EXCLUDED = "excluded by a pattern passed to the indexer"
+DEPENDENCY_DIR = "dependency, cache or tool folder (node_modules, .venv, ...)"
+UNSUPPORTED = "unsupported type (lock, minified, media, archive, data)"
+TOO_LARGE = f"too large (over {MAX_FILE_BYTES // 1024} KiB)"
+BINARY = "binary"
+NOT_TEXT = "not UTF-8 text"
+UNREADABLE = "unreadable"
+OUTSIDE = "symlink to outside the folder"
+EMPTY = "empty"
+
+
+def ignored_by(gitignore: Path) -> str:
+    return f"ignored by {gitignore}"
+
+
+@dataclass
+class SkipTally:
+    """Files and folders left out of an index, counted by reason, with a few examples each."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+    #: The .gitignore that ignores the root itself (every file under it), if one does.
+    root_ignored_by: Path | None = None
+    keep_examples: int = 3
+
+    def add(self, reason: str, rel: str) -> None:
+        self.counts[reason] += 1
+        shown = self.examples.setdefault(reason, [])
+        if len(shown) < self.keep_examples:
+            shown.append(rel)
+
+
 @dataclass(frozen=True)
 class SourceFile:
     """A file to index: `rel` is its POSIX path relative to the root."""
@@ -60,11 +97,12 @@ class _IgnoreRules:
     """
 
     def __init__(self, root: Path, extra: Sequence[str] = ()) -> None:
-        # (scope, prefix, spec): applies under the root-relative folder `scope` ('' = all) and
-        # sees `prefix` + the path inside that scope.
-        self.rules: list[tuple[str, str, pathspec.GitIgnoreSpec]] = []
+        # (scope, prefix, spec, source): applies under the root-relative folder `scope` ('' =
+        # all) and sees `prefix` + the path inside that scope; `source` is the file it came
+        # from (None for the indexer's own patterns).
+        self.rules: list[tuple[str, str, pathspec.GitIgnoreSpec, Path | None]] = []
         if extra:
-            self.rules.append(("", "", pathspec.GitIgnoreSpec.from_lines(list(extra))))
+            self.rules.append(("", "", pathspec.GitIgnoreSpec.from_lines(list(extra)), None))
         for ancestor in _ancestors_in_repository(root):
             prefix = root.relative_to(ancestor).as_posix() + "/"
             self._add("", prefix, ancestor / ".gitignore")
@@ -76,22 +114,29 @@ class _IgnoreRules:
             lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:  # absent or unreadable: nothing to apply
             return
-        self.rules.append((scope, prefix, pathspec.GitIgnoreSpec.from_lines(lines)))
+        self.rules.append((scope, prefix, pathspec.GitIgnoreSpec.from_lines(lines), file))
 
     def enter(self, rel_dir: str, directory: Path) -> None:
         """Pick up `directory`'s own .gitignore before its entries are tested."""
         self._add(rel_dir, "", directory / ".gitignore")
 
-    def ignored(self, rel: str, is_dir: bool) -> bool:
-        """Whether any applicable .gitignore excludes the root-relative path `rel`."""
+    def ignored(self, rel: str, is_dir: bool) -> str | None:
+        """Why the root-relative path `rel` is excluded (a SkipTally reason), or None."""
         candidate = rel + "/" if is_dir else rel
-        for scope, prefix, spec in self.rules:
+        for scope, prefix, spec, source in self.rules:
             if scope and not candidate.startswith(scope + "/"):
                 continue
             local = candidate[len(scope) + 1 :] if scope else candidate
             if spec.match_file(prefix + local):
-                return True
-        return False
+                return EXCLUDED if source is None else ignored_by(source)
+        return None
+
+    def root_ignored_by(self) -> Path | None:
+        """The .gitignore above the root that ignores the root folder itself, if any."""
+        for scope, prefix, spec, source in self.rules:
+            if not scope and prefix and source is not None and spec.match_file(prefix):
+                return source
+        return None
 
 
 def _ancestors_in_repository(root: Path) -> list[Path]:
@@ -110,12 +155,16 @@ def _noise(name: str) -> bool:
     return name in NOISE_NAMES or name.lower().endswith(NOISE_SUFFIXES)
 
 
-def walk_sources(root: Path, exclude: Sequence[str] = ()) -> Iterator[SourceFile]:
+def walk_sources(root: Path, exclude: Sequence[str] = (),
+                 tally: SkipTally | None = None) -> Iterator[SourceFile]:
     """Candidate files under `root`, sorted, minus ignored, pruned and known-noise paths.
 
     `exclude` adds gitignore-style patterns, relative to `root`, to those the tree declares.
+    What is left out is counted in `tally` (an ignored or pruned folder counts once).
     """
+    tally = tally if tally is not None else SkipTally()
     rules = _IgnoreRules(root, exclude)
+    tally.root_ignored_by = rules.root_ignored_by()
     for current, dirs, files in os.walk(root):
         here = Path(current)
         rel_dir = here.relative_to(root).as_posix()
@@ -124,32 +173,49 @@ def walk_sources(root: Path, exclude: Sequence[str] = ()) -> Iterator[SourceFile
         kept = []
         for d in sorted(dirs):
             rel = f"{rel_dir}/{d}" if rel_dir else d
-            if d not in PRUNED_DIRS and not rules.ignored(rel, is_dir=True):
+            if d in PRUNED_DIRS:
+                if d != ".git":  # always there, never code: not worth a line
+                    tally.add(DEPENDENCY_DIR, rel + "/")
+            elif reason := rules.ignored(rel, is_dir=True):
+                tally.add(reason, rel + "/")
+            else:
                 kept.append(d)
         dirs[:] = kept  # os.walk descends only into what is left here
         for name in sorted(files):
             rel = f"{rel_dir}/{name}" if rel_dir else name
             path = here / name
-            if _noise(name) or rules.ignored(rel, is_dir=False):
-                continue
+            if reason := rules.ignored(rel, is_dir=False):
+                tally.add(reason, rel)
+            elif _noise(name):
+                tally.add(UNSUPPORTED, rel)
             # A symlink may point anywhere on the machine; index only what lives in the root.
-            if path.is_symlink() and not path.resolve().is_relative_to(root):
-                continue
-            yield SourceFile(rel, path)
+            elif path.is_symlink() and not path.resolve().is_relative_to(root):
+                tally.add(OUTSIDE, rel)
+            else:
+                yield SourceFile(rel, path)
 
 
 def read_source(path: Path, max_bytes: int = MAX_FILE_BYTES) -> tuple[str, str] | None:
     """(text, sha256) of a UTF-8 text file, or None for binary, oversized or unreadable ones."""
+    read = read_source_or_reason(path, max_bytes)
+    return None if isinstance(read, str) else read
+
+
+def read_source_or_reason(path: Path, max_bytes: int = MAX_FILE_BYTES) -> tuple[str, str] | str:
+    """(text, sha256) of a UTF-8 text file, or why it cannot be indexed (a SkipTally reason)."""
     try:
-        if not path.is_file() or path.stat().st_size > max_bytes:
-            return None
+        if not path.is_file():
+            return UNREADABLE
+        if path.stat().st_size > max_bytes:
+            return TOO_LARGE if max_bytes == MAX_FILE_BYTES else \
+                f"too large (over {max_bytes // 1024} KiB)"
         data = path.read_bytes()
     except OSError:
-        return None
+        return UNREADABLE
     if b"\0" in data[:_SNIFF_BYTES]:
-        return None
+        return BINARY
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return None
+        return NOT_TEXT
     return text, hashlib.sha256(data).hexdigest()

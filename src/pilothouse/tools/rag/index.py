@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,13 @@ from pilothouse.errors import UserInputError
 from pilothouse.tools.rag.catalog import Catalog, FileHint
 from pilothouse.tools.rag.chunking import Chunk, chunk_text
 from pilothouse.tools.rag.embeddings import MiniLMEmbeddings
-from pilothouse.tools.rag.files import MAX_FILE_BYTES, read_source, walk_sources
+from pilothouse.tools.rag.files import (
+    EMPTY,
+    MAX_FILE_BYTES,
+    SkipTally,
+    read_source_or_reason,
+    walk_sources,
+)
 from pilothouse.tools.rag.keyword import RRF_K, reciprocal_rank_fusion
 from pilothouse.tools.rag.store import ChunkStore, PendingChunk
 
@@ -46,6 +52,16 @@ class IndexReport:
     seconds: float
     #: False when the run was stopped early; the next run picks up where it left off.
     complete: bool = True
+    #: What was left out, by reason (an ignored or pruned folder counts once), with examples.
+    skipped: dict[str, int] = field(default_factory=dict)
+    skipped_examples: dict[str, list[str]] = field(default_factory=dict)
+    #: The .gitignore above the root that ignores the root itself, if one does.
+    root_ignored_by: str | None = None
+
+    @property
+    def files_in_index(self) -> int:
+        """Files of the root the index holds after this run."""
+        return self.files_indexed + self.files_skipped_unchanged
 
 
 @dataclass(frozen=True)
@@ -144,7 +160,8 @@ class CodeIndex:
             collection = self.store.collection(root, create=True)
             assert collection is not None
             stored = self.store.stored_hashes(collection)
-            sources = list(walk_sources(root, exclude))
+            tally = SkipTally()
+            sources = list(walk_sources(root, exclude, tally))
             total = len(sources)
             seen: set[str] = set()
             pending: list[PendingChunk] = []
@@ -152,12 +169,17 @@ class CodeIndex:
             for source in sources:
                 if stop is not None and stop.is_set():
                     break
-                read = read_source(source.path, self.max_file_bytes)
+                got = read_source_or_reason(source.path, self.max_file_bytes)
+                read = None if isinstance(got, str) else got
                 chunks: list[Chunk] = []
+                if isinstance(got, str):
+                    tally.add(got, source.rel)
                 if read is not None and stored.get(source.rel) == read[1]:
                     seen.add(source.rel)
                     skipped += 1
-                elif read is not None and (chunks := chunk_text(source.rel, read[0])):
+                elif read is not None and not (chunks := chunk_text(source.rel, read[0])):
+                    tally.add(EMPTY, source.rel)
+                elif read is not None:
                     seen.add(source.rel)
                     if source.rel in stored:
                         self.store.delete_paths(collection, [source.rel])
@@ -191,6 +213,9 @@ class CodeIndex:
                 total_chunks=collection.count(),
                 seconds=round(time.perf_counter() - started, 3),
                 complete=complete,
+                skipped=dict(tally.counts.most_common()),
+                skipped_examples=tally.examples,
+                root_ignored_by=str(tally.root_ignored_by) if tally.root_ignored_by else None,
             )
 
     def _flush(self, collection: Collection, pending: list[PendingChunk]) -> int:

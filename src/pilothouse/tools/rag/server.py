@@ -20,8 +20,11 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult
 
 from pilothouse.errors import PilothouseError
+from pilothouse.tools.mcp_support import tool_result
+from pilothouse.tools.rag import views
 from pilothouse.tools.rag.answers import render_hits, report_payload, trim_snippet
 from pilothouse.tools.rag.index import CodeIndex, IndexReport, resolve_root
 from pilothouse.tools.tool_filter import READS, WRITES
@@ -139,18 +142,19 @@ def build_rag_server(
 
     # Writes: it re-indexes, and changes which folder is searched.
     @server.tool(structured_output=False, annotations=WRITES)
-    async def index_directory(path: str | None = None, ctx: Context | None = None) -> str:
+    async def index_directory(path: str | None = None,
+                              ctx: Context | None = None) -> CallToolResult:
         """Index a folder's code for retrieve_code_context (incremental: only changed files).
 
         path: the folder; default the one searched now (the repository the server serves).
         """
         report = await indexer.run(Path(path) if path else indexer.root, ctx)
-        return json.dumps(report_payload(report), separators=(",", ":"))
+        return tool_result(report_payload(report), is_error=False, view=views.report_view)
 
     @server.tool(structured_output=False, annotations=READS)
     async def retrieve_code_context(
         query: str, k: int = 5, path_filter: str | None = None, ctx: Context | None = None
-    ) -> str:
+    ) -> CallToolResult:
         """Find the code most relevant to a question: file paths, line ranges and snippets.
 
         query: what you are looking for, in words or by name (e.g. "where is auth checked").
@@ -162,16 +166,16 @@ def build_rag_server(
         if not indexed and indexer.status(root) is None:
             await indexer.run(root, ctx)
         elif not indexed:  # the run has not written anything yet
-            return render_hits(str(root), query, [], indexing=indexer.status(root))
+            return _hits(render_hits(str(root), query, [], indexing=indexer.status(root)))
         hits = await anyio.to_thread.run_sync(
             lambda: indexer.index.retrieve_code_context(
                 query, max(1, min(k, MAX_K)), path_filter or None, root=root
             )
         )
-        return render_hits(str(root), query, hits, indexing=indexer.status(root))
+        return _hits(render_hits(str(root), query, hits, indexing=indexer.status(root)))
 
     @server.tool(structured_output=False, annotations=READS)
-    async def find_named_code(question: str, limit: int = 4) -> str:
+    async def find_named_code(question: str, limit: int = 4) -> CallToolResult:
         """The code a question names by path or symbol (exact matches first), with snippets.
 
         Used by the agent runtime for dynamic context expansion; answers from what is indexed
@@ -179,7 +183,8 @@ def build_rag_server(
         """
         root = resolve_root(indexer.root)
         if str(root) not in indexer.index.indexed_roots():
-            return json.dumps({"items": [], "note": "not indexed yet"})
+            return tool_result({"items": [], "note": "not indexed yet"}, is_error=False,
+                               view=views.named_view)
         hints = await anyio.to_thread.run_sync(
             lambda: indexer.index.find_files_for(question, root=root))
         items = []
@@ -187,9 +192,14 @@ def build_rag_server(
             items.append({"path": hint.path, "start_line": hint.start_line,
                           "end_line": hint.end_line, "symbol": hint.symbol, "match": hint.match,
                           "text": _excerpt(root / hint.path, hint.start_line, hint.end_line)})
-        return json.dumps({"items": items}, separators=(",", ":"))
+        return tool_result({"items": items}, is_error=False, view=views.named_view)
 
     return server
+
+
+def _hits(answer: str) -> CallToolResult:
+    # `render_hits` sizes the answer as JSON (its budget is the server's output cap).
+    return tool_result(json.loads(answer), is_error=False, view=views.hits_view)
 
 
 def _excerpt(path: Path, start: int, end: int, limit: int = 1500) -> str:

@@ -8,10 +8,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 import anyio.to_thread
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from pilothouse.tools.mcp_support import tool_result
 from pilothouse.tools.shell.service import ShellService
+from pilothouse.tools.shell.views import command_view
 from pilothouse.tools.tool_server import ToolServer
 
 RUN_COMMAND_DESCRIPTION = """Run a shell command line in the workspace, safely.
@@ -88,12 +90,13 @@ def build_shell_server(
     )
     async def run_command(
         command: str, timeout_seconds: int | None = None, approval_token: str | None = None
-    ) -> RunCommandResult:
+    ) -> CallToolResult:
         # The service blocks on subprocesses; a worker thread keeps the session responsive.
         answer = await anyio.to_thread.run_sync(
             functools.partial(service.run, command, timeout_seconds, approval_token)
         )
-        return RunCommandResult.model_validate(answer)
+        payload = RunCommandResult.model_validate(answer).model_dump(mode="json")
+        return tool_result(payload, is_error=False, view=command_view)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     async def check_command(command: str) -> dict[str, Any]:

@@ -1,5 +1,7 @@
-// The Pilothouse chat client: streams answers over SSE (fetch), shows tool calls, context
-// actions and plans as they happen, asks for approvals, and lists conversations to resume.
+// The Pilothouse chat client: streams answers over SSE (fetch), shows tool calls (a sub-agent's
+// nested under the supervisor's ask_<agent> call), context actions and plans as they happen,
+// says what is running and for how long, asks for approvals (showing the real call, a
+// sub-agent's included), and lists conversations to resume.
 //
 // All text from the server is set with textContent (or the markdown renderer, which does the
 // same), never innerHTML, so nothing an agent or a tool says can inject markup.
@@ -19,6 +21,8 @@
     raw: "",
     tools: new Map(), // tool call id -> its <details>
   };
+  const PLAN_TOOL = "propose_plan";
+  const status = window.PilothouseStatus; // status.js: what runs, and for how long
 
   class ApiError extends Error {
     constructor(status, body) {
@@ -90,6 +94,7 @@
 
   function clearMessages() {
     messages.replaceChildren();
+    status.clear();
     state.bubble = null;
     state.raw = "";
     state.tools = new Map();
@@ -124,18 +129,60 @@
     return text.length > 90 ? `${text.slice(0, 87)}…` : text;
   }
 
+  // A sub-agent's calls go in a list under the supervisor's ask_<agent> call they serve.
+  function subcallList(parentId) {
+    const parent = state.tools.get(parentId);
+    if (!parent) return null;
+    let list = parent.nextElementSibling;
+    if (!list || !list.classList.contains("subcalls") || list.dataset.parentId !== parentId) {
+      list = element("div", "subcalls");
+      list.dataset.parentId = parentId;
+      parent.after(list);
+    }
+    return list;
+  }
+
+  // A sub-agent's answer as it is written, under the ask_<agent> call it answers; it gives
+  // way to the supervisor's answer, which carries it.
+  function addDraft(parentId, agent, text) {
+    let draft = messages.querySelector(`.subagent-draft[data-parent-id="${CSS.escape(parentId)}"]`);
+    if (!draft) {
+      const list = subcallList(parentId);
+      if (!list) return;
+      draft = element("div", "subagent-draft");
+      draft.dataset.parentId = parentId;
+      draft.append(element("span", "tool-agent", agent || "agent"), element("span", "draft-text"));
+      list.append(draft);
+    }
+    const body = draft.querySelector(".draft-text");
+    body.textContent += text;
+    scrollDown();
+  }
+
+  function dropDrafts(parentId) {
+    for (const draft of messages.querySelectorAll(".subagent-draft")) {
+      if (!parentId || draft.dataset.parentId === parentId) draft.remove();
+    }
+  }
+
   function addToolCall(call) {
-    const details = element("details", "tool running");
+    const details = element("details", call.agent ? "tool sub running" : "tool running");
     details.dataset.callId = call.id;
     const summary = element("summary");
-    summary.append(element("span", "tool-icon", "⚙"), element("span", "tool-name", call.name),
+    summary.append(element("span", "tool-icon", "⚙"));
+    if (call.agent) {
+      details.dataset.agent = call.agent;
+      summary.append(element("span", "tool-agent", call.agent));
+    }
+    summary.append(element("span", "tool-name", call.name),
       element("span", "tool-args-inline", shortArgs(call.args)),
       element("span", "tool-status", "running…"));
     const body = element("div", "tool-body");
     body.append(element("h4", "", "Arguments"),
       element("pre", "tool-args", JSON.stringify(call.args || {}, null, 2)));
     details.append(summary, body);
-    messages.append(details);
+    const list = call.parentId ? subcallList(call.parentId) : null;
+    (list || messages).append(details);
     state.tools.set(call.id, details);
     scrollDown();
   }
@@ -183,19 +230,22 @@
     return `📋 Step ${data.step} ${data.status}: ${step.title || ""}${note}`;
   }
 
-  function addApproval(id, value) {
-    const gated = state.tools.get(value.tool_call_id);
-    if (gated) {
-      gated.classList.replace("running", "waiting");
-      gated.querySelector(".tool-status").textContent = "awaiting approval";
-    }
-    const card = element("section", "approval");
-    card.dataset.interruptId = id;
-    const name = value.name || "action";
-    card.append(element("h3", "", `Approval needed: ${name}`));
-    if (value.description) card.append(element("p", "description", value.description));
-    const args = value.args || {};
-    if (name === "propose_plan") {
+  // The calls an approval is about: a sub-agent's own pending calls when the supervisor
+  // relays them (`subagent_calls`), else the gated call itself. Read as in approval_view.py.
+  function approvalActions(value) {
+    const objects = (list) => (Array.isArray(list) ? list : [])
+      .filter((c) => c && typeof c === "object");
+    const calls = objects(value.subagent_calls);
+    if (calls.length) return calls;
+    const batch = objects(value.action_requests); // LangChain's batched gate
+    return batch.length ? batch : [value];
+  }
+
+  function appendAction(card, action) {
+    const name = action.name || "action";
+    const args = action.args || {};
+    if (action.description) card.append(element("p", "description", action.description));
+    if (name === PLAN_TOOL) {
       card.append(element("p", "goal", args.goal || ""));
       const steps = element("ol", "plan-steps");
       for (const step of args.steps || []) {
@@ -207,7 +257,34 @@
       const shown = typeof args.command === "string" ? args.command : JSON.stringify(args, null, 2);
       card.append(element("pre", "command", shown));
     }
-    const actions = element("div", "actions");
+  }
+
+  function markWaiting(callId) {
+    const gated = state.tools.get(callId);
+    if (!gated) return;
+    gated.classList.remove("running");
+    gated.classList.add("waiting");
+    gated.querySelector(".tool-status").textContent = "awaiting approval";
+  }
+
+  function addApproval(id, value) {
+    const actions = approvalActions(value);
+    markWaiting(value.tool_call_id);
+    for (const action of actions) markWaiting(action.tool_call_id);
+    const card = element("section", "approval");
+    card.dataset.interruptId = id;
+    const names = actions.map((action) => action.name || "action");
+    card.append(element("h3", "", names.length === 1 ? `Approval needed: ${names[0]}` :
+      `Approval needed: ${names.length} actions`));
+    if (value.agent) {
+      card.append(element("p", "asked-by",
+        `Asked by the ${value.agent} agent (through ${value.name})`));
+    }
+    for (const action of actions) {
+      if (actions.length > 1) card.append(element("h4", "action-name", action.name || "action"));
+      appendAction(card, action);
+    }
+    const buttons = element("div", "actions");
     const reason = element("input", "reason");
     reason.placeholder = "Reason or requested change (for Reject)";
     reason.setAttribute("aria-label", "Reason for rejecting");
@@ -215,9 +292,9 @@
     const reject = element("button", "reject", "Reject");
     approve.type = "button";
     reject.type = "button";
-    actions.append(reason, approve, reject);
+    buttons.append(reason, approve, reject);
     const outcome = element("p", "outcome");
-    card.append(actions, outcome);
+    card.append(buttons, outcome);
     const answer = (decision) => {
       approve.disabled = true;
       reject.disabled = true;
@@ -226,18 +303,29 @@
       outcome.textContent = decision === "approve" ? "✔ Approved" :
         `✘ Rejected${message ? `: ${message}` : ""}`;
       card.classList.add(decision === "approve" ? "approved" : "rejected");
+      card.classList.remove("pending");
       decide(id, decision, message);
     };
     approve.addEventListener("click", () => answer("approve"));
     reject.addEventListener("click", () => answer("reject"));
+    card.classList.add("pending");
     messages.append(card);
+    // A change to a system opens on Reject: a stray Enter must not sync a cluster.
+    const changes = names.some((name) => name !== PLAN_TOOL);
+    (changes ? reject : approve).focus({ preventScroll: true });
+    status.waiting(names);
     scrollDown();
   }
 
   function showEvent(event) {
     const data = event.data || {};
+    status.follow(event);
     switch (event.kind) {
       case "token":
+        if (data.parent_id) {
+          addDraft(data.parent_id, data.agent, event.text);
+          break;
+        }
         if (!state.bubble) {
           state.bubble = addBubble("assistant", "");
           state.bubble.classList.add("streaming");
@@ -247,14 +335,17 @@
         scrollDown();
         break;
       case "answer":
+        dropDrafts();
         if (state.bubble) finishStreaming(event.text || state.raw);
         else if (event.text) addBubble("assistant", event.text);
         break;
       case "tool_call":
         finishStreaming(state.raw);
-        addToolCall({ id: data.id, name: data.name || event.text, args: data.args });
+        addToolCall({ id: data.id, name: data.name || event.text, args: data.args,
+          parentId: data.parent_id, agent: data.agent });
         break;
       case "tool_result":
+        if (!data.parent_id) dropDrafts(data.id); // an ask_<agent> call returned
         attachResult(data.id, { text: event.text, status: data.status, chars: data.chars });
         break;
       case "context":
@@ -268,6 +359,7 @@
         addApproval(data.id, data.value || {});
         break;
       case "error":
+        dropDrafts();
         finishStreaming(state.raw);
         addError(event.text, data.suggestion);
         break;
@@ -281,7 +373,8 @@
   function setBusy(busy) {
     state.busy = busy;
     $("#send").disabled = busy;
-    $("#status").textContent = busy ? "answering…" : "";
+    if (busy) status.start();
+    else status.stop();
     document.body.classList.toggle("busy", busy);
   }
 

@@ -1,0 +1,183 @@
+"""The answer of a turn: the model's short lead, grounded, then the tools' views verbatim.
+
+Issue 15's principle: the model chooses and comments; code renders every fact. Each tool
+result's text is already a rendered view (`tools.views`: the page line, counts, a table); the
+model is asked only for a sentence or two on top (what it found, what to do next). When it
+answers, this layer:
+
+1. removes from what the model wrote any table or page line (code renders those) and every
+   passage with a number or name no message of the conversation supports
+   (`context.grounding`), reporting `grounding` as a context action;
+2. appends the views of the turn's tool results, unchanged, so no count or row is ever typed
+   token by token. A result a later call superseded (an empty page, an error the model
+   recovered from) is left out.
+
+The supervisor gets the same layer: its tool results are its agents' answers, passed through
+unchanged below its lead.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from pilothouse.context.events import ContextAction, report
+from pilothouse.context.grounding import Sources, ground
+from pilothouse.models.tokens import message_text
+
+#: Told to the model once its turn has tool results: the views follow its words.
+LEAD_INSTRUCTION = (
+    "\n\nThe tool results above are shown to the user below your reply, exactly as they are. "
+    "Do not repeat their tables, lists or counts. Write one or two short sentences: what they "
+    "show for the question and, if useful, the next step (e.g. the page to ask for, a filter, "
+    "an app to look at). Mention only names and numbers that appear in the results.")
+#: The most a lead may take: two sentences, or a tool call if the model needs one more.
+#: Generation is the slow part on a local model (~10 tokens/s on two cores).
+LEAD_MAX_TOKENS = 200
+#: Tools whose results are bookkeeping, not facts for the person (the plan shows on its own).
+NOT_VIEWS = frozenset({"propose_plan", "update_plan_step"})
+#: At most this much of views in one answer; earlier views give way to later ones.
+MAX_VIEW_CHARS = 12_000
+WITHHELD = ("I could not back my draft answer with the tools' results, so I left it out. "
+            "Ask a more specific question (a name, a project, a status) and I will look it up.")
+
+_TABLE_LINE = re.compile(r"^\s*\|.*\|\s*$")
+_PAGE_LINE = re.compile(r"^\s*(\*\*)?(PAGE \d+ of \d+|Showing all \d)", re.I)
+
+
+def _turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    start = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+    return list(messages[start + 1:])
+
+
+def _empty_page(message: ToolMessage) -> bool:
+    artifact = message.artifact
+    if not isinstance(artifact, Mapping):
+        return False
+    pagination = artifact.get("pagination")
+    return isinstance(pagination, Mapping) and pagination.get("total_items") == 0
+
+
+def _waiting(message: ToolMessage) -> bool:
+    """A sub-agent's reply that still waits for an approval: a note to the model, not a view."""
+    artifact = message.artifact
+    return isinstance(artifact, Mapping) and artifact.get("state") == "input_required"
+
+
+def _tool_error(message: ToolMessage) -> bool:
+    artifact = message.artifact
+    return isinstance(artifact, Mapping) and "error" in artifact and "suggestion" in artifact
+
+
+def turn_views(messages: Sequence[BaseMessage]) -> list[str]:
+    """The views of this turn's tool results worth showing, oldest first."""
+    results = [m for m in _turn(messages) if isinstance(m, ToolMessage)
+               and m.name not in NOT_VIEWS and not _waiting(m)]
+    shown: list[str] = []
+    for index, result in enumerate(results):
+        later = results[index + 1:]
+        if result.status == "error" and (
+                not _tool_error(result)
+                or any(r.name == result.name and r.status != "error" for r in later)):
+            # Shown: a tool's own error (what happened, what to do). Not shown: a failed
+            # attempt the model recovered from, or a note addressed to the model.
+            continue
+        if _empty_page(result) and any(r.status != "error" and not _empty_page(r)
+                                       for r in later):
+            continue  # a later call found what this one did not
+        text = message_text(result).strip()
+        if text and text not in shown:
+            shown.append(text)
+    while len(shown) > 1 and sum(len(v) for v in shown) > MAX_VIEW_CHARS:
+        shown.pop(0)
+    return shown
+
+
+def strip_rendered(text: str) -> str:
+    """The model's text without the tables and page lines code renders itself."""
+    kept = [line for line in text.splitlines()
+            if not _TABLE_LINE.match(line) and not _PAGE_LINE.match(line)]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+
+
+def _said_by(lead: str, views: Sequence[str]) -> bool:
+    words = " ".join(re.sub(r"[^\w\s-]", " ", lead.lower()).split())
+    shown = " ".join(re.sub(r"[^\w\s-]", " ", "\n".join(views).lower()).split())
+    return bool(words) and words in shown
+
+
+def _sources(request: ModelRequest) -> Sources:
+    texts = [message_text(m) for m in request.messages]
+    if request.system_message is not None:
+        texts.append(message_text(request.system_message))
+    return Sources(texts)
+
+
+class AnswerViewsMiddleware(AgentMiddleware):
+    """Builds each final answer from the model's grounded lead and the turn's views.
+
+    `views` off (the ablation of issue 15) keeps the model's whole text, grounded; `grounding`
+    off keeps it unchecked.
+    """
+
+    def __init__(self, *, views: bool = True, grounding: bool = True) -> None:
+        super().__init__()
+        self.views = views
+        self.grounding = grounding
+
+    def _prepare(self, request: ModelRequest) -> ModelRequest:
+        has_results = any(isinstance(m, ToolMessage) for m in _turn(request.messages))
+        if not (self.views and has_results and request.system_message is not None):
+            return request
+        prompt = message_text(request.system_message) + LEAD_INSTRUCTION
+        settings = {**request.model_settings,
+                    "max_tokens": min(int(request.model_settings.get("max_tokens")
+                                          or LEAD_MAX_TOKENS), LEAD_MAX_TOKENS)}
+        return request.override(system_message=type(request.system_message)(content=prompt),
+                                model_settings=settings)
+
+    def _finish(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
+        messages = response.result
+        final = messages[-1] if messages else None
+        if not isinstance(final, AIMessage) or final.tool_calls:
+            return response
+        text = message_text(final)
+        views = turn_views(request.messages) if self.views else []
+        lead = strip_rendered(text) if views else text
+        if self.grounding:
+            grounded = ground(lead, _sources(request))
+            if grounded.removed:
+                count = len(grounded.removed)
+                report(ContextAction(
+                    "grounding", f"removed {count} unsupported claim{'s' * (count != 1)} "
+                    f"({', '.join(grounded.removed[:5])})", "grounding", {"claims": count}))
+            lead = grounded.text if grounded.text or views or not grounded.removed \
+                else WITHHELD
+        if views and _said_by(lead, views):
+            lead = ""  # the model restated a view: it is shown once, as rendered
+        answer = "\n\n".join(part for part in (lead, *views) if part)
+        if answer == text:
+            return response
+        rebuilt = final.model_copy(update={"content": answer})
+        return ModelResponse(result=[*messages[:-1], rebuilt],
+                             structured_response=response.structured_response)
+
+    def wrap_model_call(self, request: ModelRequest,
+                        handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
+        return self._finish(request, handler(self._prepare(request)))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        return self._finish(request, await handler(self._prepare(request)))
+
+
+def answer_layers(enabled: Callable[[str], bool]) -> list[AgentMiddleware[Any, Any, Any]]:
+    """The answer layer as Settings enable it (`PILOTHOUSE_DISABLE_LAYERS=views,grounding`)."""
+    views, grounding = enabled("views"), enabled("grounding")
+    return [AnswerViewsMiddleware(views=views, grounding=grounding)] if views or grounding \
+        else []

@@ -1,0 +1,75 @@
+"""Answers are the model's grounded lead plus the tools' views, through the real Argo CD agent.
+
+The sandbox over HTTP, the MCP server over stdio, the factory's layers; only the model is
+scripted. The scripted model does what the small model did before views: it retypes a page
+line and a table, and it invents an application and a count.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from pilothouse.agents.argocd import open_argocd_toolkit
+from pilothouse.agents.factory import AgentFactory
+from pilothouse.config import Settings
+from pilothouse.models.registry import ModelSetup
+from pilothouse.runtime.events import Answer, ContextNote, Event
+from pilothouse.runtime.session import Conversation
+from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
+from pilothouse.testing.scripted_model import tool_call
+
+DRAFT = ("Showing all 57 items\n| name | health |\n|---|---|\n| made-up-app | Degraded |\n"
+         "57 applications are Degraded. billing-ledger-production is the worst, with 93 "
+         "failing pods.")
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[RunningSandbox]:
+    with running_sandbox(apps=819) as running:
+        yield running
+
+
+async def answer_degraded(sandbox: RunningSandbox, make_settings: Callable[..., Settings],
+                          scripted_setup: Callable[..., ModelSetup],
+                          **env: str) -> list[Event]:
+    settings = dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000", **env),
+                                   argocd_url=sandbox.url, argocd_token=sandbox.token)
+    setup = scripted_setup([tool_call("list_applications", health_status="Degraded"), DRAFT],
+                           window=32_000, settings=settings)
+    async with open_argocd_toolkit(settings) as toolkit:
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+        return [e async for e in Conversation(graph, "views").ask("degraded apps?")]
+
+
+async def test_the_answer_is_the_grounded_lead_then_the_view_verbatim(
+    sandbox: RunningSandbox, make_settings: Callable[..., Settings],
+    scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    events = await answer_degraded(sandbox, make_settings, scripted_setup)
+
+    [answer] = [e.text for e in events if isinstance(e, Answer)]
+    lead, view = answer.split("\n\n", 1)
+    # The retyped table and page line are gone; the invented app and count with them.
+    assert lead == "57 applications are Degraded."
+    assert view.startswith("PAGE 1 of 3 (57 applications where health_status=Degraded). "
+                           "Ask for page 2 for more.")
+    assert "made-up-app" not in answer and "billing-ledger-production" not in answer
+    [note] = [e.action for e in events if isinstance(e, ContextNote)
+              and e.action.action == "grounding"]
+    assert note.numbers == {"claims": 2} and "billing-ledger-production" in note.detail
+
+
+async def test_with_views_and_grounding_off_the_draft_is_the_answer(
+    sandbox: RunningSandbox, make_settings: Callable[..., Settings],
+    scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    events = await answer_degraded(sandbox, make_settings, scripted_setup,
+                                   PILOTHOUSE_DISABLE_LAYERS="views,grounding")
+
+    assert [e.text for e in events if isinstance(e, Answer)] == [DRAFT]
+    assert not [e for e in events if isinstance(e, ContextNote)
+                and e.action.action == "grounding"]

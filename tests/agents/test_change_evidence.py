@@ -1,0 +1,114 @@
+"""Evidence-bound approvals for rollbacks and resource actions, the same gate as syncs.
+
+Scripted model -> real MCP stdio server -> sandbox Argo CD over HTTP. The model asks for the
+real change directly; the prompt must show the plan code computed (target revision, commit,
+auto-sync step, diff; or the action and the live object), and a change of the sandbox between
+the prompt and the approval (a new commit deployed) must stop it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from langchain_core.messages import ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from pilothouse.agents.argocd import open_argocd_toolkit
+from pilothouse.agents.factory import AgentFactory
+from pilothouse.agents.toolkit import Toolkit
+from pilothouse.config import Settings
+from pilothouse.models.registry import ModelSetup
+from pilothouse.runtime.events import ApprovalRequest, ToolResult
+from pilothouse.runtime.session import Conversation
+from pilothouse.sandbox.argocd.fleet import Fleet
+from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
+from pilothouse.testing.scripted_model import tool_call
+
+APPS = [Fleet().app(i) for i in range(120)]
+DEGRADED_AUTO = [a for a in APPS if a.health == "Degraded" and a.auto_sync]
+HEALTHY = [a for a in APPS if a.sync == "Synced" and a.health == "Healthy"]
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[RunningSandbox]:
+    with running_sandbox(apps=120, operation_seconds=0.2) as running:
+        yield running
+
+
+@pytest.fixture
+def writable(sandbox: RunningSandbox, make_settings: Callable[..., Settings]) -> Settings:
+    return dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000"), argocd_url=sandbox.url,
+                               argocd_token=sandbox.token, argocd_read_only=False)
+
+
+async def last_tool_payload(conversation: Conversation) -> dict[str, Any]:
+    message = [m for m in await conversation.history() if isinstance(m, ToolMessage)][-1]
+    if isinstance(message.artifact, dict):
+        return message.artifact
+    return dict(json.loads(str(message.content)))
+
+
+def deploy_behind_the_back(sandbox: RunningSandbox, name: str) -> None:
+    response = httpx.post(f"{sandbox.url}/_sandbox/applications/{name}/deploy", json={},
+                          headers={"Authorization": f"Bearer {sandbox.token}"})
+    assert response.status_code == 200
+
+
+async def ask(toolkit: Toolkit, writable: Settings,
+              scripted_setup: Callable[..., ModelSetup], call: Any,
+              thread: str) -> tuple[Conversation, list[Any]]:
+    setup = scripted_setup([call, "Done."], window=32_000, settings=writable)
+    graph = AgentFactory(writable, setup, InMemorySaver()).build(toolkit).graph
+    conversation = Conversation(graph, thread)
+    return conversation, [e async for e in conversation.ask("please do it")]
+
+
+async def test_a_rollback_is_approved_on_the_plan_code_computed(
+        sandbox: RunningSandbox, writable: Settings,
+        scripted_setup: Callable[..., ModelSetup]) -> None:
+    app = DEGRADED_AUTO[0].name
+    async with open_argocd_toolkit(writable) as toolkit:
+        conversation, first = await ask(
+            toolkit, writable, scripted_setup,
+            tool_call("rollback_application", name=app, dry_run=False, approved=True,
+                      expected_evidence="forged"), "rollback-ok")
+        prompt = next(e for e in first if isinstance(e, ApprovalRequest)).value["description"]
+        rest = [e async for e in conversation.decide({"type": "approve"})]
+        done = await last_tool_payload(conversation)
+    assert not any(isinstance(e, ToolResult) for e in first), "nothing ran before approval"
+    assert f"Roll back application '{app}'" in prompt
+    assert "disable auto-sync" in prompt and "Target commit" in prompt
+    assert "DB_POOL_SIZE" in prompt  # the diff it would apply
+    assert next(e for e in rest if isinstance(e, ToolResult)).status == "success"
+    assert done["dry_run"] is False and done["auto_sync_disabled"] is True
+    assert done["evidence"] in prompt and done["health"]["health"] == "Healthy"
+
+
+@pytest.mark.parametrize(("tool", "extra", "nothing"), [
+    ("rollback_application", {}, "Nothing was rolled back"),
+    ("run_resource_action", {"kind": "Deployment", "action": "scale", "replicas": 4},
+     "Nothing was run"),
+])
+async def test_a_change_whose_evidence_changed_after_the_prompt_does_not_run(
+        sandbox: RunningSandbox, writable: Settings, scripted_setup: Callable[..., ModelSetup],
+        tool: str, extra: dict[str, Any], nothing: str) -> None:
+    record = DEGRADED_AUTO[1] if tool == "rollback_application" else HEALTHY[3]
+    args = {"name": record.name, "dry_run": False, **extra}
+    if tool == "run_resource_action":
+        args["resource_name"] = f"{record.team}-{record.service}"
+    async with open_argocd_toolkit(writable) as toolkit:
+        conversation, first = await ask(toolkit, writable, scripted_setup,
+                                        tool_call(tool, **args), f"changed-{tool}")
+        prompt = next(e for e in first if isinstance(e, ApprovalRequest)).value["description"]
+        deploy_behind_the_back(sandbox, record.name)
+        rest = [e async for e in conversation.decide({"type": "approve"})]
+        refused = await last_tool_payload(conversation)
+    assert "Evidence " in prompt
+    assert next(e for e in rest if isinstance(e, ToolResult)).status == "error"
+    assert refused["kind"] == "EvidenceChanged" and nothing in refused["error"]
+    assert refused["dry_run"]["evidence"] not in prompt  # the new evidence, to ask again
