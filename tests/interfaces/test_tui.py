@@ -16,6 +16,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Markdown, OptionList, Static
 from ui_support import APPS_VIEW, list_applications
 
+from pilothouse.interfaces.api.registry import ConversationRegistry
 from pilothouse.interfaces.tui import PilothouseApp
 from pilothouse.interfaces.tui.dialogs import ApprovalDialog, ConversationSwitcher
 from pilothouse.testing.scripted_model import tool_call
@@ -138,9 +139,12 @@ async def test_a_rejection_with_a_reason_reaches_the_agent(
 async def test_the_switcher_lists_conversations_and_resumes_one(
     make_open_agent: Callable[..., OpenAgent], tmp_path: Path
 ) -> None:
+    registry_path = tmp_path / "conversations.sqlite"
+    async with ConversationRegistry.open(registry_path) as registry:
+        await registry.touch("elsewhere", "Which PRs wait for review?", agent="another-agent")
     app = PilothouseApp(make_open_agent([tool_call("list_applications", project="billing"),
                                          "billing-ui is OutOfSync.", "A fresh start."]),
-                        registry_path=tmp_path / "conversations.sqlite", thread_id="first")
+                        registry_path=registry_path, thread_id="first")
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, app.ready.is_set, "the agent to open")
         await ask(pilot, app, "How is billing?")
@@ -161,6 +165,7 @@ async def test_the_switcher_lists_conversations_and_resumes_one(
         assert prompts[0] == "+ New conversation"
         assert any("How is billing?" in p and "(first)" in p for p in prompts)
         assert any(p.startswith("● Start over") for p in prompts)  # the current one
+        assert not any("(elsewhere)" in p for p in prompts), "another agent's thread"
         target = next(i for i, p in enumerate(prompts) if "(first)" in p)
         options.highlighted = target
         await pilot.press("enter")

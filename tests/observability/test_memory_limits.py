@@ -51,7 +51,7 @@ def test_a_size_without_its_unit_is_refused_with_a_hint() -> None:
     with pytest.raises(ConfigurationError) as caught:
         parse_memory_size("4096")
     assert "below the minimum of 16 MiB" in caught.value.message
-    assert caught.value.hint == "Add a unit: e.g. PILOTHOUSE_MEMORY_LIMIT=4096MiB."
+    assert caught.value.hint == "Add a unit: e.g. `PILOTHOUSE_MEMORY_LIMIT=4096MiB`."
 
 
 def test_format_bytes_for_people() -> None:

@@ -197,10 +197,13 @@ class PilothouseApp(App[None]):
 
     @work(exclusive=True, group="switch")
     async def action_switch_conversation(self) -> None:
-        if self.busy or self.registry is None:
+        if self.busy or self.registry is None or self.agent is None:
             self.notify("Wait for the current answer to finish.", severity="warning")
             return
         records, _ = await self.registry.list(100)
+        # One thread is one agent's: another agent's threads are not offered here (a thread
+        # with no agent recorded yet is, and becomes this agent's when it is used).
+        records = [r for r in records if r.agent in ("", self.agent.name)]
         choice = await self.push_screen_wait(ConversationSwitcher(records, self.thread_id))
         if choice == NEW_CONVERSATION:
             await self.load(new_thread_id())
