@@ -14,6 +14,7 @@ from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup, setup_model
 from pilothouse.models.tokens import TokenCounter, tiktoken_counter
 from pilothouse.observability.tracing import TracingSetup, configure_tracing, shutdown_tracing
+from pilothouse.testing.postgres_cluster import PostgresCluster, PostgresMissing, running_cluster
 from pilothouse.testing.scripted_model import ScriptedChatModel, Step
 
 
@@ -67,3 +68,16 @@ def spans() -> Iterator[TracingSetup]:
         yield setup
     finally:
         shutdown_tracing()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresCluster]:
+    """One throwaway PostgreSQL cluster for the session, started only when a test asks for it.
+
+    Missing server binaries fail loudly (scripts/test.sh installs them), never skip.
+    """
+    try:
+        with running_cluster() as cluster:
+            yield cluster
+    except PostgresMissing as missing:
+        pytest.fail(str(missing))

@@ -21,7 +21,7 @@ import pytest
 
 from pilothouse.sandbox.argocd import RunningSandbox, running_sandbox
 from pilothouse.sandbox.github.server import RunningGitHubSandbox, running_github_sandbox
-from pilothouse.testing.postgres_cluster import PostgresCluster, PostgresMissing, running_cluster
+from pilothouse.testing.postgres_cluster import PostgresCluster
 from pilothouse.testing.scripted_server import running_scripted_server
 
 _CLEARED = ("PILOTHOUSE_", "ARGOCD_", "GITHUB_", "GH_TOKEN", "OPENAI_", "LLM_", "MAX_CONTEXT",
@@ -46,15 +46,6 @@ def github() -> Iterator[RunningGitHubSandbox]:
 def model_url() -> Iterator[str]:
     with running_scripted_server({"rules": [], "default": {"content": "ok"}}) as (url, _):
         yield url
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresCluster]:
-    try:
-        with running_cluster() as cluster:
-            yield cluster
-    except PostgresMissing as missing:
-        pytest.fail(str(missing))
 
 
 def closed_port() -> int:
