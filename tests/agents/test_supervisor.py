@@ -17,6 +17,7 @@ from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.context.orphans import SYNTHETIC_TAG
 from pilothouse.models.registry import ModelSetup
+from pilothouse.runtime.answer_budget import SHOWN_CHARS
 from pilothouse.runtime.events import Answer, ApprovalRequest, ContextNote, Event, TurnFailed
 from pilothouse.runtime.session import Conversation
 from pilothouse.runtime.subagent import InProcessSubAgent, subagent_thread
@@ -90,27 +91,58 @@ async def test_a_question_spanning_two_agents_asks_both_and_combines_their_answe
     assert [t.name for t in supervisor.tools] == ["ask_argocd", "ask_github"]
 
 
-async def test_a_long_sub_agent_answer_is_held_to_the_budget(
+async def test_a_long_sub_agent_answer_is_held_to_the_budget_for_the_model_not_the_person(
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
 ) -> None:
     settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
-    flood = "payments-api Degraded in production cluster eu-1. " * 400
+    rows = "\n".join(f"| app-{n:03d} | production | OutOfSync | Degraded |" for n in range(60))
+    argocd_setup = scripted_setup([f"60 apps are degraded.\n\n{rows}"])
+    github_setup = scripted_setup(["PR #42 (bump payments-api image) is open."])
+    agents = [
+        InProcessSubAgent("argocd", "Argo CD.", specialist(settings, argocd_setup, "argocd")),
+        InProcessSubAgent("github", "GitHub.", specialist(settings, github_setup, "github")),
+    ]
+    setup = scripted_setup([ask_both("degraded apps?", "open PRs?"), "Both agents answered."])
+    supervisor = AgentFactory(settings, setup, InMemorySaver(),
+                              topology=Topology(answer_tokens=150)).supervisor_over(agents)
+
+    events = await collect(Conversation(supervisor.graph, "s-2").ask(
+        "which apps are degraded, and which PRs are open?"))
+
+    # The supervisor's model read the argocd answer cut to the budget...
+    read = "\n".join(str(m.content) for m in setup.chat_model.requests[-1].messages  # type: ignore[attr-defined]
+                     if isinstance(m, ToolMessage))
+    assert "cut to 150 of" in read and "app-059" not in read
+    # ...the person sees both answers whole: no table cut mid-row, no agent dropped.
+    [answer] = [e.text for e in events if isinstance(e, Answer)]
+    assert answer.startswith("Both agents answered.")
+    assert rows in answer and "PR #42 (bump payments-api image) is open." in answer
+    assert "cut to" not in answer
+    # The budget was passed along, so a cooperative agent can stay within it.
+    asked = argocd_setup.chat_model.requests[0].messages[-1].content  # type: ignore[attr-defined]
+    assert "at most 150 tokens" in str(asked)
+
+
+async def test_a_flood_from_one_agent_is_shown_cut_at_a_line(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+) -> None:
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
+    flood = "payments-api Degraded in production cluster eu-1.\n" * 400
     argocd_setup = scripted_setup([flood])
     agents = [InProcessSubAgent("argocd", "Argo CD.", specialist(settings, argocd_setup, "argocd"))]
     setup = scripted_setup([tool_call("ask_argocd", question="all apps?"), combine])
     supervisor = AgentFactory(settings, setup, InMemorySaver(),
                               topology=Topology(answer_tokens=150)).supervisor_over(agents)
 
-    events = await collect(Conversation(supervisor.graph, "s-2").ask("list every app"))
+    events = await collect(Conversation(supervisor.graph, "s-3").ask("list every app"))
 
-    # The only agent's answer is passed on as the answer, held to the budget.
+    # The only agent's answer is passed on without a model call, bounded, whole lines only.
     [answer] = [e.text for e in events if isinstance(e, Answer)]
-    assert setup.counter.count_text(answer) <= 150
-    assert "cut to 150 of" in answer
     assert len(setup.chat_model.requests) == 1  # type: ignore[attr-defined]
-    # The budget was passed along, so a cooperative agent can stay within it.
-    asked = argocd_setup.chat_model.requests[0].messages[-1].content  # type: ignore[attr-defined]
-    assert "at most 150 tokens" in str(asked)
+    body, note = answer.rsplit("\n\n", 1)
+    assert len(answer) <= SHOWN_CHARS and body.endswith("eu-1.")
+    assert set(body.splitlines()) == {"payments-api Degraded in production cluster eu-1."}
+    assert note.startswith("[...") and "more characters of argocd's answer left out" in note
 
 
 async def test_a_failing_or_slow_agent_gives_a_partial_answer_not_a_crash(

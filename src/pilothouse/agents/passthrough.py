@@ -11,12 +11,12 @@ still pending, several agents, or an agent the question names still to ask go to
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from pilothouse.models.tokens import message_text
+from pilothouse.runtime.answer_views import shown_text
 from pilothouse.runtime.subagent import ReplyState
 
 #: How the supervisor's tool tells the model a sub-agent needs one more approval.
@@ -28,6 +28,8 @@ class AskResult(TypedDict):
 
     agent: str
     state: ReplyState
+    #: The whole answer, when the model was given it cut to the answer budget.
+    shown: NotRequired[str]
 
 
 def awaits_approval(result: ToolMessage) -> bool:
@@ -53,7 +55,7 @@ def single_answer(request: ModelRequest) -> str | None:
             and isinstance(result, ToolMessage) and result.status == "success"
             and result.tool_call_id == call.tool_calls[0]["id"]):
         return None
-    text = message_text(result).strip()
+    text = shown_text(result)
     return text if text and not awaits_approval(result) else None
 
 

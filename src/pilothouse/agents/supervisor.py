@@ -23,7 +23,7 @@ from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter, RoutingHintMid
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.models.registry import ModelSetup
 from pilothouse.models.tokens import TokenCounter
-from pilothouse.runtime.answer_budget import fit_to_budget
+from pilothouse.runtime.answer_budget import fit_shown, fit_to_budget
 from pilothouse.runtime.subagent import (
     ExplainsApprovals,
     SubAgent,
@@ -121,8 +121,12 @@ def _finish(reply: SubAgentReply, counter: TokenCounter,
             budget_tokens: int) -> tuple[str, AskResult]:
     if reply.state == "failed":
         raise ToolException(reply.text)  # an error result the model must report, not a crash
-    return (fit_to_budget(reply.text, budget_tokens, counter, agent=reply.agent),
-            AskResult(agent=reply.agent, state=reply.state))
+    # The budget protects what the supervisor's model reads; the person gets the whole answer.
+    fitted = fit_to_budget(reply.text, budget_tokens, counter, agent=reply.agent)
+    result = AskResult(agent=reply.agent, state=reply.state)
+    if fitted != reply.text:
+        result["shown"] = fit_shown(reply.text, reply.agent)
+    return fitted, result
 
 
 def supervisor_prompt(agents: Sequence[SubAgent]) -> str:

@@ -1,8 +1,10 @@
 """The answer budget: how many tokens a sub-agent's answer may take in the caller's context.
 
 The supervisor passes the budget along (the sub-agent is asked to be brief) and holds the
-answer to it with its own token counter (a sub-agent that ignores the request is cut), so one
-sub-agent cannot flood the supervisor's context. In process or over A2A alike.
+answer its model reads to it with its own token counter (a sub-agent that ignores the request
+is cut), so one sub-agent cannot flood the supervisor's context. In process or over A2A alike.
+The person is shown more: the answer whole up to `SHOWN_CHARS`, cut only at a line, because
+an answer is mostly its tools' rendered views and a view cut mid-table misleads.
 """
 
 from __future__ import annotations
@@ -11,6 +13,9 @@ from pilothouse.models.tokens import TokenCounter
 
 #: Request metadata key carrying the budget to a remote agent (A2A message metadata).
 BUDGET_METADATA_KEY = "answer_budget_tokens"
+#: The most of one agent's answer the person is shown through the supervisor: half of what
+#: one answer's views may take (`answer_views.MAX_VIEW_CHARS`), so two agents fit.
+SHOWN_CHARS = 6_000
 
 
 def with_answer_budget(question: str, tokens: int | None) -> str:
@@ -38,3 +43,13 @@ def fit_to_budget(text: str, tokens: int, counter: TokenCounter, *, agent: str) 
         else:
             high = middle - 1
     return text[:low].rstrip() + note
+
+
+def fit_shown(text: str, agent: str, chars: int = SHOWN_CHARS) -> str:
+    """`text` whole, or cut at a line so that it fits `chars` with a note saying so."""
+    if len(text) <= chars:
+        return text
+    kept = text[:chars - 200]  # room for the note
+    kept = kept[:kept.rfind("\n")] if "\n" in kept else kept
+    return (f"{kept.rstrip()}\n\n[... {len(text) - len(kept):,} more characters of {agent}'s "
+            f"answer left out; ask {agent} a narrower question for the rest.]")

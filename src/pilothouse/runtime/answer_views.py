@@ -42,6 +42,10 @@ LEAD_MAX_TOKENS = 200
 NOT_VIEWS = frozenset({"propose_plan", "update_plan_step"})
 #: At most this much of views in one answer; earlier views give way to later ones.
 MAX_VIEW_CHARS = 12_000
+#: Artifact key of a tool result whose model-facing text is shorter than what the user sees:
+#: a sub-agent's answer is fitted to the supervisor's answer budget for the model to read,
+#: but passed on whole (the sub-agent's own views are already bounded by its tools).
+SHOWN_KEY = "shown"
 WITHHELD = ("I could not back my draft answer with the tools' results, so I left it out. "
             "Ask a more specific question (a name, a project, a status) and I will look it up.")
 
@@ -73,6 +77,14 @@ def _tool_error(message: ToolMessage) -> bool:
     return isinstance(artifact, Mapping) and "error" in artifact and "suggestion" in artifact
 
 
+def shown_text(message: ToolMessage) -> str:
+    """What the user sees of a tool result: its whole view, even if the model read less."""
+    artifact = message.artifact
+    if isinstance(artifact, Mapping) and isinstance(artifact.get(SHOWN_KEY), str):
+        return str(artifact[SHOWN_KEY]).strip()
+    return message_text(message).strip()
+
+
 def turn_views(messages: Sequence[BaseMessage]) -> list[str]:
     """The views of this turn's tool results worth showing, oldest first."""
     results = [m for m in _turn(messages) if isinstance(m, ToolMessage)
@@ -89,7 +101,7 @@ def turn_views(messages: Sequence[BaseMessage]) -> list[str]:
         if _empty_page(result) and any(r.status != "error" and not _empty_page(r)
                                        for r in later):
             continue  # a later call found what this one did not
-        text = message_text(result).strip()
+        text = shown_text(result)
         if text and text not in shown:
             shown.append(text)
     while len(shown) > 1 and sum(len(v) for v in shown) > MAX_VIEW_CHARS:
