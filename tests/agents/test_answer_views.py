@@ -16,6 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pilothouse.agents.argocd import open_argocd_toolkit
 from pilothouse.agents.factory import AgentFactory
 from pilothouse.config import Settings
+from pilothouse.context.rewrite import TURN_NOTE
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.events import Answer, ContextNote, Event
 from pilothouse.runtime.session import Conversation
@@ -73,3 +74,28 @@ async def test_with_views_and_grounding_off_the_draft_is_the_answer(
     assert [e.text for e in events if isinstance(e, Answer)] == [DRAFT]
     assert not [e for e in events if isinstance(e, ContextNote)
                 and e.action.action == "grounding"]
+
+
+async def test_every_model_call_of_a_turn_starts_with_the_same_system_prompt_and_tools(
+    sandbox: RunningSandbox, make_settings: Callable[..., Settings],
+    scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    # The local model re-reads everything after the first changed token; the system prompt and
+    # tool schemas head every prompt, so the layers' per-call additions must come after them.
+    settings = dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000"),
+                                   argocd_url=sandbox.url, argocd_token=sandbox.token)
+    setup = scripted_setup([tool_call("list_applications", health_status="Degraded"), DRAFT],
+                           window=32_000, settings=settings)
+    async with open_argocd_toolkit(settings) as toolkit:
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+        events = [e async for e in Conversation(graph, "cache").ask("degraded apps?")]
+
+    assert [e for e in events if isinstance(e, Answer)]
+    first, after_results = setup.chat_model.requests  # type: ignore[attr-defined]
+    assert first.messages[0] == after_results.messages[0]
+    assert first.tools == after_results.tools
+    # The few-shot examples went after the question, on the first call only.
+    question = str(first.messages[-1].content)
+    assert question.startswith("degraded apps?" + TURN_NOTE + "Similar requests")
+    assert "Similar requests" not in str(first.messages[0].content)
+    assert str(after_results.messages[1].content) == "degraded apps?"

@@ -14,6 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.config import Settings
 from pilothouse.context.intelligence import ExpansionMiddleware
+from pilothouse.context.rewrite import TURN_NOTE
 from pilothouse.context.summarizer import Summarizer
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.builder import build_agent
@@ -101,8 +102,11 @@ async def test_follow_up_is_linked_to_the_result_it_refers_to(
     notes = [e.action.detail for e in events
              if isinstance(e, ContextNote) and e.action.action == "correlated"]
     assert any("get_application" in n and "payments-api" in n for n in notes)
-    system = setup.chat_model.requests[-1].messages[0]  # type: ignore[attr-defined]
-    assert "follows up on the earlier get_application result" in str(system.content)
+    # The note follows the question, so the system prompt (and the model's cache of it) stays.
+    system, *_, question = setup.chat_model.requests[-1].messages  # type: ignore[attr-defined]
+    assert str(question.content).startswith(LAST + TURN_NOTE)
+    assert "follows up on the earlier get_application result" in str(question.content)
+    assert "follows up" not in str(system.content)
 
 
 @dataclass
@@ -132,5 +136,5 @@ async def test_expansion_adds_the_code_a_question_names(
 
     assert looked_up == ["What does build_agent do?"]
     assert any(e.action.action == "expanded" for e in events if isinstance(e, ContextNote))
-    system = setup.chat_model.requests[0].messages[0]  # type: ignore[attr-defined]
-    assert "src/pilothouse/runtime/builder.py:90-96" in str(system.content)
+    question = setup.chat_model.requests[0].messages[-1]  # type: ignore[attr-defined]
+    assert "src/pilothouse/runtime/builder.py:90-96" in str(question.content)

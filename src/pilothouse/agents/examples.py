@@ -21,8 +21,7 @@ from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import HumanMessage
 
 from pilothouse.agents.example_bank import Example
-from pilothouse.context.rewrite import RequestRewriteMiddleware
-from pilothouse.models.tokens import message_text
+from pilothouse.context.rewrite import RequestRewriteMiddleware, add_turn_note, question_text
 from pilothouse.tools.rag.embeddings import MiniLMEmbeddings
 
 log = logging.getLogger("pilothouse.agents")
@@ -82,7 +81,7 @@ def examples_block(examples: Sequence[Example]) -> str:
 
 
 class FewShotMiddleware(RequestRewriteMiddleware):
-    """Adds the nearest examples to the system prompt of a turn's first model call."""
+    """Adds the nearest examples after the question, on a turn's first model call."""
 
     def __init__(self, selector: ExampleSelector) -> None:
         super().__init__()
@@ -90,16 +89,12 @@ class FewShotMiddleware(RequestRewriteMiddleware):
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
         messages = request.messages
-        if not messages or not isinstance(messages[-1], HumanMessage) \
-                or request.system_message is None:
+        if not messages or not isinstance(messages[-1], HumanMessage):
             return request
         try:
-            chosen = self.selector.nearest(message_text(messages[-1]))
+            chosen = self.selector.nearest(question_text(request))
         except Exception as error:  # missing embedding files: answer without examples
             log.warning("Few-shot examples unavailable: %s", error)
             return request
         block = examples_block(chosen)
-        if not block:
-            return request
-        prompt = message_text(request.system_message) + block
-        return request.override(system_message=type(request.system_message)(content=prompt))
+        return add_turn_note(request, block.strip()) if block else request

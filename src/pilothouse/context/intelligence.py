@@ -12,12 +12,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 
 from pilothouse.context.compression import group_units
 from pilothouse.context.events import ContextAction, report
 from pilothouse.context.relevance import link_note
-from pilothouse.context.rewrite import RequestRewriteMiddleware
+from pilothouse.context.rewrite import RequestRewriteMiddleware, add_turn_note, question_text
 
 
 class Snippet(Protocol):
@@ -41,23 +41,17 @@ def _turn_start(messages: Sequence[BaseMessage]) -> bool:
     return bool(messages) and isinstance(messages[-1], HumanMessage)
 
 
-def _append_system(request: ModelRequest, text: str) -> ModelRequest:
-    base = request.system_message.text if request.system_message else ""
-    return request.override(system_message=SystemMessage(content=f"{base}\n\n{text}".strip()))
-
-
 class CorrelationMiddleware(RequestRewriteMiddleware):
     """Links a follow-up question to the earlier results it refers to."""
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
         if not _turn_start(request.messages):
             return request
-        question = str(request.messages[-1].content)
-        note = link_note(question, group_units(request.messages[:-1]))
+        note = link_note(question_text(request), group_units(request.messages[:-1]))
         if note is None:
             return request
         report(ContextAction("correlated", note, layer="correlation"))
-        return _append_system(request, note)
+        return add_turn_note(request, note)
 
 
 class ExpansionMiddleware(AgentMiddleware):
@@ -88,12 +82,12 @@ class ExpansionMiddleware(AgentMiddleware):
         report(ContextAction("expanded", f"added code from {paths}", layer="expansion",
                              numbers={"snippets": len(blocks), "chars": used}))
         text = "Code the question refers to (from the codebase index):\n\n" + "\n\n".join(blocks)
-        return _append_system(request, text)
+        return add_turn_note(request, text)
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
         if _turn_start(request.messages):
-            found = await self.lookup(str(request.messages[-1].content))
+            found = await self.lookup(question_text(request))
             request = self._apply(request, found)
         return await handler(request)

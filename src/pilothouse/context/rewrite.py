@@ -1,10 +1,14 @@
-"""A middleware that only rewrites the model request, the same way for sync and async runs."""
+"""Rewriting the model request: one middleware shape for sync and async runs, turn notes."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from pilothouse.models.tokens import message_text
 
 
 class RequestRewriteMiddleware(AgentMiddleware):
@@ -22,3 +26,42 @@ class RequestRewriteMiddleware(AgentMiddleware):
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
         return await handler(self.rewrite(request))
+
+
+#: Where a turn's notes start in the question the model is shown.
+TURN_NOTE = "\n\n[Pilothouse note] "
+
+
+def _question_index(request: ModelRequest) -> int | None:
+    return next((i for i in range(len(request.messages) - 1, -1, -1)
+                 if isinstance(request.messages[i], HumanMessage)), None)
+
+
+def question_text(request: ModelRequest) -> str:
+    """The turn's question as the person asked it, without the notes layers added."""
+    index = _question_index(request)
+    if index is None:
+        return ""
+    return message_text(request.messages[index]).split(TURN_NOTE, 1)[0]
+
+
+def add_turn_note(request: ModelRequest, note: str) -> ModelRequest:
+    """`request` with `note` after the turn's question, for this model call only.
+
+    Not in the system prompt: the system prompt and the tool schemas head every prompt, and
+    the local model's KV cache reuses only an unchanged prefix, so a note there made llama.cpp
+    re-read all of them (~2,000 tokens, ~20 s on two cores) on every call. After the question,
+    only the question and what follows it are read again.
+    """
+    index = _question_index(request)
+    if index is None:
+        base = request.system_message.text if request.system_message else ""
+        return request.override(system_message=SystemMessage(content=f"{base}\n\n{note}".strip()))
+    question = request.messages[index]
+    content = question.content
+    added: str | list[str | dict[str, Any]] = (
+        content + TURN_NOTE + note if isinstance(content, str)
+        else [*content, {"type": "text", "text": TURN_NOTE + note}])
+    messages = list(request.messages)
+    messages[index] = question.model_copy(update={"content": added})
+    return request.override(messages=messages)

@@ -29,12 +29,14 @@ from pilothouse.context.events import ContextAction, report
 from pilothouse.context.grounding import Sources, ground
 from pilothouse.models.tokens import message_text
 
-#: Told to the model once its turn has tool results: the views follow its words.
+#: Part of every system prompt while views are on (`answer_prompt`), the same on every call:
+#: a system prompt that changed once tool results arrived made the local model re-read it and
+#: every tool schema after it (its KV cache reuses only an unchanged prefix).
 LEAD_INSTRUCTION = (
-    "\n\nThe tool results above are shown to the user below your reply, exactly as they are. "
-    "Do not repeat their tables, lists or counts. Write one or two short sentences: what they "
-    "show for the question and, if useful, the next step (e.g. the page to ask for, a filter, "
-    "an app to look at). Mention only names and numbers that appear in the results.")
+    "\n\nTool results are shown to the user below your reply, exactly as they are. Once you "
+    "have them, do not repeat their tables, lists or counts: write one or two short sentences "
+    "on what they show for the question and, if useful, the next step (e.g. the page to ask "
+    "for, a filter, an app to look at). Mention only names and numbers from the results.")
 #: The most a lead may take: two sentences, or a tool call if the model needs one more.
 #: Generation is the slow part on a local model (~10 tokens/s on two cores).
 LEAD_MAX_TOKENS = 200
@@ -142,15 +144,12 @@ class AnswerViewsMiddleware(AgentMiddleware):
         self.grounding = grounding
 
     def _prepare(self, request: ModelRequest) -> ModelRequest:
-        has_results = any(isinstance(m, ToolMessage) for m in _turn(request.messages))
-        if not (self.views and has_results and request.system_message is not None):
+        if not self.views or not any(isinstance(m, ToolMessage) for m in _turn(request.messages)):
             return request
-        prompt = message_text(request.system_message) + LEAD_INSTRUCTION
         settings = {**request.model_settings,
                     "max_tokens": min(int(request.model_settings.get("max_tokens")
                                           or LEAD_MAX_TOKENS), LEAD_MAX_TOKENS)}
-        return request.override(system_message=type(request.system_message)(content=prompt),
-                                model_settings=settings)
+        return request.override(model_settings=settings)
 
     def _finish(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
         messages = response.result
@@ -193,3 +192,8 @@ def answer_layers(enabled: Callable[[str], bool]) -> list[AgentMiddleware[Any, A
     views, grounding = enabled("views"), enabled("grounding")
     return [AnswerViewsMiddleware(views=views, grounding=grounding)] if views or grounding \
         else []
+
+
+def answer_prompt(system_prompt: str, enabled: Callable[[str], bool]) -> str:
+    """`system_prompt` with the lead instruction while views are on (built once per agent)."""
+    return (system_prompt + LEAD_INSTRUCTION).strip() if enabled("views") else system_prompt

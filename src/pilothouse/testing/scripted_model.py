@@ -15,12 +15,26 @@ from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
+from pilothouse.context.rewrite import TURN_NOTE
+
 Step = AIMessage | str | BaseException | Callable[[list[BaseMessage]], "AIMessage | str"]
+
+
+def _as_asked(message: BaseMessage) -> BaseMessage:
+    """A question without the notes layers add after it (`requests` records them).
+
+    Step functions read the conversation as the person wrote it, like a model that ignores
+    hints: a step that parses "List page 3" must not read a correlation note as the page.
+    """
+    if isinstance(message, HumanMessage) and isinstance(message.content, str) \
+            and TURN_NOTE in message.content:
+        return message.model_copy(update={"content": message.content.split(TURN_NOTE, 1)[0]})
+    return message
 
 
 def tool_call(tool_name: str, /, **args: Any) -> AIMessage:
@@ -91,7 +105,7 @@ class ScriptedChatModel(BaseChatModel):
         if isinstance(step, BaseException):
             raise step
         if callable(step) and not isinstance(step, AIMessage):
-            step = step(messages)
+            step = step([_as_asked(m) for m in messages])
         message = AIMessage(content=step) if isinstance(step, str) else step
         # A fresh id per call, so a step reused as `default` is not merged into an earlier one.
         return message.model_copy(update={"id": f"ai-{uuid.uuid4().hex}"})
