@@ -164,6 +164,8 @@ def page_view(payload: Mapping[str, Any], spec: ViewSpec, subject: str = "") -> 
             parts.append(f"Note: {cell_text(payload[key])}")
     if items:
         parts.append(table(items, _page_columns(spec, payload, items)))
+    if payload.get("suggestion"):  # e.g. an empty page: which filter or tool would find it
+        parts.append(f"**What to do:** {cell_text(payload['suggestion'])}")
     parts.append(_truncation(payload))
     return "\n\n".join(p for p in parts if p)
 

@@ -80,6 +80,27 @@ async def test_filters_are_applied_and_counted(connect: Connect) -> None:
     assert production.payload["pagination"]["total_items"] == 273
 
 
+async def test_a_project_that_does_not_exist_is_matched_as_text_and_says_so(
+        connect: Connect) -> None:
+    # "production" is an environment, not a project: the answer is the apps it names.
+    async with connect() as argocd:
+        listed = await argocd("list_applications", project="production",
+                              health_status="Degraded", page_size=5)
+        searched = await argocd("search_argocd_resources", query="production",
+                                resource_types="applications")
+        nothing = await argocd("list_applications", project="no-such-team-anywhere")
+    degraded = searched.payload["summary"]["applications"]["health"]["Degraded"]
+    assert degraded > 5
+    assert listed.payload["pagination"]["total_items"] == degraded
+    assert listed.payload["filters"] == {"matching": "production", "health_status": "Degraded"}
+    assert {r["health"] for r in listed.payload["items"]} == {"Degraded"}
+    assert listed.text.startswith(f"PAGE 1 of {-(-degraded // 5)} ({degraded} applications "
+                                  "where matching=production, health_status=Degraded).")
+    assert "No project is named 'production'" in listed.text
+    assert nothing.payload["pagination"]["total_items"] == 0
+    assert "search_argocd_resources(query='no-such-team-anywhere')" in nothing.text
+
+
 async def test_bad_list_arguments_get_clear_errors(connect: Connect) -> None:
     async with connect() as argocd:
         page0 = await argocd("list_applications", page=0)

@@ -13,6 +13,7 @@ from pilothouse.errors import UserInputError
 from pilothouse.tools.argocd import rows
 from pilothouse.tools.argocd.client import ArgoCDClient
 from pilothouse.tools.argocd.paging import PageWindow, counts, page_request
+from pilothouse.tools.argocd.search import Matcher
 
 SYNC_STATUSES = ("Synced", "OutOfSync", "Unknown")
 HEALTH_STATUSES = ("Healthy", "Progressing", "Degraded", "Suspended", "Missing", "Unknown")
@@ -33,17 +34,49 @@ def project_names(project: str | None) -> list[str]:
     return [p.strip() for p in (project or "").split(",") if p.strip()]
 
 
+async def _known_projects(client: ArgoCDClient, wanted: list[str]) -> list[str]:
+    """Which of the `wanted` project names exist."""
+    found: list[str] = []
+
+    def take(item: dict[str, Any]) -> None:
+        name = str((item.get("metadata") or {}).get("name") or "")
+        if name in wanted:
+            found.append(name)
+
+    await client.scan(rows.ENDPOINTS["projects"], take)
+    return found
+
+
 async def list_applications(client: ArgoCDClient, *, page: int = 1, page_size: int = 20,
                             project: str | None = None, sync_status: str | None = None,
                             health_status: str | None = None,
                             selector: str | None = None) -> dict[str, Any]:
-    """A page of applications with health/sync counts over every match."""
+    """A page of applications with health/sync counts over every match.
+
+    A `project` that names no project at all ("production" is an environment, "payments" a
+    team) is matched as text over the apps' names, labels, namespaces and repos instead, and
+    the answer says so: measured on the local model, "production applications" came as
+    `project="production"`, and the empty page then cost a second model call and a search.
+    """
+    wanted = project_names(project)
+    if wanted and not await _known_projects(client, wanted):
+        return await _list(client, page, page_size, sync_status, health_status, selector,
+                           text=" ".join(wanted))
+    return await _list(client, page, page_size, sync_status, health_status, selector,
+                       projects=wanted)
+
+
+async def _list(client: ArgoCDClient, page: int, page_size: int, sync_status: str | None,
+                health_status: str | None, selector: str | None, *,
+                projects: list[str] | None = None, text: str | None = None) -> dict[str, Any]:
     request = page_request(page, page_size)
     sync = normalize_status(sync_status, SYNC_STATUSES, "sync_status")
     health = normalize_status(health_status, HEALTH_STATUSES, "health_status")
-    params: dict[str, str | list[str]] = {"fields": rows.fields_param(rows.APP_ROW_FIELDS)}
-    if project_names(project):
-        params["projects"] = project_names(project)
+    matcher = Matcher(text) if text else None
+    params: dict[str, str | list[str]] = {"fields": rows.fields_param(
+        rows.APP_SEARCH_FIELDS if matcher else rows.APP_ROW_FIELDS)}
+    if projects:
+        params["projects"] = projects
     if selector and selector.strip():
         params["selector"] = selector.strip()
     window: PageWindow[dict[str, Any]] = PageWindow(request)
@@ -54,22 +87,28 @@ async def list_applications(client: ArgoCDClient, *, page: int = 1, page_size: i
         row_sync, row_health = rows.app_status(item)
         if (sync and row_sync != sync) or (health and row_health != health):
             return
+        if matcher and matcher.first_match(rows.app_search_fields(item)) is None:
+            return
         by_health[row_health] += 1
         by_sync[row_sync] += 1
         window.offer(lambda: rows.app_row(item))
 
     await client.scan(rows.ENDPOINTS["applications"], take, params=params)
-    filters = {k: v for k, v in (("project", project), ("sync_status", sync),
-                                 ("health_status", health), ("selector", selector)) if v}
+    filters = {k: v for k, v in (("project", ",".join(projects or [])), ("matching", text),
+                                 ("sync_status", sync), ("health_status", health),
+                                 ("selector", selector)) if v}
     extra: dict[str, Any] = {"filters": filters} if filters else {}
+    if text:
+        extra["note"] = (f"No project is named {text!r}, so this lists the applications whose "
+                         f"name, labels, namespace or repo match {text!r}.")
     if filters and window.total == 0:
-        # A common miss: "production" is an environment label, not a project.
-        terms = " ".join(str(v) for k, v in filters.items() if k in ("project", "selector"))
+        terms = " ".join(str(v) for k, v in filters.items()
+                         if k in ("project", "matching", "selector"))
         extra["suggestion"] = (
-            "Nothing matches these filters. Projects are exact names; environments and teams "
-            "are labels (selector env=production, team=payments). Or use "
-            f"search_argocd_resources(query={terms or 'name'!r}) to match names, labels, "
-            "namespaces and repos.")
+            "Nothing matches these filters. Projects are exact names (list_projects); "
+            "environments and teams are labels (selector env=production, team=payments). Or "
+            f"use search_argocd_resources(query={terms or 'name'!r}) to match every resource "
+            "type.")
     return window.answer({"health": counts(by_health), "sync": counts(by_sync)}, **extra)
 
 
