@@ -31,6 +31,14 @@ def test_only_picks_ids_and_categories() -> None:
         load_cases([CASES], only=["nope"])
 
 
+def test_per_category_keeps_the_first_cases_of_every_category_in_file_order() -> None:
+    every = load_cases([CASES])
+    sample = load_cases([CASES], per_category=2)
+    assert Counter(c.category for c in sample) == dict.fromkeys(CATEGORIES, 2)
+    assert sample == [c for c in every if [d.category for d in every[:every.index(c)]]
+                      .count(c.category) < 2]
+
+
 def test_a_bad_case_names_the_file_the_case_and_the_field(tmp_path: Path) -> None:
     path = tmp_path / "argocd.yaml"
     path.write_text("cases:\n  - id: broken-case\n    turns: [hello]\n"

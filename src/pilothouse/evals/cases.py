@@ -172,10 +172,13 @@ def _first_error(error: Exception) -> str:
     return str(error)
 
 
-def load_cases(sources: Iterable[Path], *, only: Iterable[str] = ()) -> list[Case]:
+def load_cases(sources: Iterable[Path], *, only: Iterable[str] = (),
+               per_category: int | None = None) -> list[Case]:
     """Cases from files or folders of `*.yaml`; `only` keeps ids or categories named there.
 
-    Ids must be unique across the set, so a report names each case once.
+    `per_category` keeps the first N cases of each category, in file order: a sample that
+    covers every category and is the same on every run. Ids must be unique across the set,
+    so a report names each case once.
     """
     files: list[Path] = []
     for source in sources:
@@ -197,4 +200,12 @@ def load_cases(sources: Iterable[Path], *, only: Iterable[str] = ()) -> list[Cas
         if not cases:
             raise UserInputError(f"No case has the id or category {', '.join(sorted(wanted))}.",
                                  hint="Categories: " + ", ".join(CATEGORIES) + ".")
+    if per_category is not None:
+        seen: Counter[str] = Counter()
+        sample = []
+        for case in cases:
+            seen[case.category] += 1
+            if seen[case.category] <= per_category:
+                sample.append(case)
+        cases = sample
     return cases

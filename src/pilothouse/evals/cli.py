@@ -40,13 +40,14 @@ def _fail(error: PilothouseError) -> typer.Exit:
 
 
 async def _run(settings: Settings, cases_paths: list[Path], only: list[str],
-               options: RunOptions, judge_model: str | None) -> list[CaseResult]:
+               per_category: int | None, options: RunOptions,
+               judge_model: str | None) -> list[CaseResult]:
     # The agents and sandboxes load heavy modules: only `pilothouse eval` pays for them.
     from pilothouse.evals.harness import run_evaluation
     from pilothouse.evals.judge import Judge
     from pilothouse.models.registry import build_chat_model, setup_model
 
-    cases = load_cases(cases_paths, only=only)
+    cases = load_cases(cases_paths, only=only, per_category=per_category)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=_err, transient=False) as progress:
         preparing = progress.add_task("Preparing the model", total=None)
@@ -87,6 +88,9 @@ def eval_command(
         help="Write the JSON report here (rewritten after every case).")] = None,
     only: Annotated[list[str] | None, typer.Option(
         "--only", help="Run only these case ids or categories (repeatable).")] = None,
+    per_category: Annotated[int | None, typer.Option(
+        "--per-category", min=1, help="Run only the first N cases of each category (a "
+        "sample that covers every category, the same on every run).")] = None,
     judge: Annotated[str | None, typer.Option(
         help="provider:model of an LLM judge that grades each answer too (optional).")] = None,
     workspace: Annotated[Path, typer.Option(
@@ -112,7 +116,7 @@ def eval_command(
         options = RunOptions(workspace=workspace, report=report, turn_timeout=turn_timeout)
         with operations(settings):
             results = asyncio.run(_run(settings, cases or [Path("evals/cases")],
-                                       list(only or []), options, judge))
+                                       list(only or []), per_category, options, judge))
     except PilothouseError as error:
         raise _fail(error) from None
     if not results:
