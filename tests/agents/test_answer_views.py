@@ -18,6 +18,7 @@ from pilothouse.agents.factory import AgentFactory
 from pilothouse.config import Settings
 from pilothouse.context.rewrite import TURN_NOTE
 from pilothouse.models.registry import ModelSetup
+from pilothouse.runtime.answer_views import LEAD_INSTRUCTION
 from pilothouse.runtime.events import Answer, ContextNote, Event
 from pilothouse.runtime.session import Conversation
 from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
@@ -99,3 +100,6 @@ async def test_every_model_call_of_a_turn_starts_with_the_same_system_prompt_and
     assert question.startswith("degraded apps?" + TURN_NOTE + "Similar requests")
     assert "Similar requests" not in str(first.messages[0].content)
     assert str(after_results.messages[1].content) == "degraded apps?"
+    # The lead instruction follows the newest result, where the prompt changes anyway.
+    assert str(after_results.messages[-1].content).endswith(TURN_NOTE + LEAD_INSTRUCTION)
+    assert LEAD_INSTRUCTION not in str(first.messages[0].content)

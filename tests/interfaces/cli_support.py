@@ -8,11 +8,16 @@ Argo CD agents each get their own replies.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import pty
+import select
 import shlex
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +78,34 @@ def pilothouse(home: Path, model_url: str, *args: str, stdin: str | None = None,
     home.mkdir(parents=True, exist_ok=True)
     return subprocess.run([sys.executable, "-m", "pilothouse", *args], env=clean, cwd=cwd or home,
                           input=stdin, capture_output=True, text=True, timeout=180, check=False)
+
+
+def on_a_terminal(home: Path, model_url: str, *args: str, **extra: str) -> tuple[int, str]:
+    """Run `pilothouse ARGS` (with `extra` variables) with stdout and stderr on a 120-column
+    pseudo-terminal; returns the exit code and everything the terminal received."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith((*CLEARED, "NO_COLOR", "COLUMNS", "LINES"))}
+    env.update({"PILOTHOUSE_HOME": str(home), "PILOTHOUSE_MODEL": "openai-compatible:scripted",
+                "OPENAI_BASE_URL": model_url, "MAX_CONTEXT_TOKENS": "32000", "TERM": "xterm",
+                **extra})
+    process = subprocess.Popen([sys.executable, "-m", "pilothouse", *args], env=env,
+                               stdin=subprocess.DEVNULL, stdout=follower, stderr=follower)
+    os.close(follower)
+    chunks: list[bytes] = []
+    try:
+        while select.select([leader], [], [], 180)[0]:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed: the process has exited
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(leader)
+    return process.wait(timeout=60), b"".join(chunks).decode("utf-8", "replace")
 
 
 def printed_command(stderr: str, label: str) -> list[str]:

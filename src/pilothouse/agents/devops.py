@@ -2,7 +2,8 @@
 
 Tools come from two MCP servers started for the workspace: the shell server (policy, jail,
 approval tokens) and the RAG server (index and retrieval). Shell commands that need a person
-stop at the approval gate; multi-step tasks get a plan first; and the files or symbols a
+stop at the evidence gate (the command, its directory and the files it names, checked again
+just before the command runs); multi-step tasks get a plan first; and the files or symbols a
 question names are pulled from the index into the model's context before it answers.
 """
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 from langchain_core.tools import BaseTool
 
-from pilothouse.agents.shell_approval import ApprovalTokenMiddleware, ShellPolicy
+from pilothouse.agents.shell_approval import shell_gate
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.context.intelligence import ExpansionMiddleware
@@ -74,7 +75,7 @@ async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
     rag = stdio_server("pilothouse.tools.rag", {"PILOTHOUSE_HOME": str(settings.home)},
                        ["--root", str(settings.workspace), "--home", str(settings.home),
                         *cli_arguments(settings, "rag")])
-    policy = ShellPolicy(settings.workspace, settings.shell_policy_file)
+    gate = shell_gate(settings.workspace, settings.shell_policy_file, secret)
     async with open_mcp_tools("shell", shell) as shell_tools, \
             open_mcp_tools("rag", rag) as rag_tools:
         # The agent decides on approval; the policy dry run is for people, not the model.
@@ -86,8 +87,9 @@ async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
             name="devops",
             prompt=DEVOPS_SYSTEM_PROMPT,
             tools=visible,
-            approvals=policy.approval(),
-            after_approval=[ApprovalTokenMiddleware(policy, secret)],
-            extra_middleware=[ExpansionMiddleware(IndexLookup(tools)), ToolFirstMiddleware()],
+            approvals=gate.approvals,
+            after_approval=gate.inside,
+            extra_middleware=[ExpansionMiddleware(IndexLookup(tools)), ToolFirstMiddleware(),
+                              *gate.outside],
             planning=True,
         )

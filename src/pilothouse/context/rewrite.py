@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from pilothouse.models.tokens import message_text
 
@@ -28,6 +28,8 @@ class RequestRewriteMiddleware(AgentMiddleware):
         return await handler(self.rewrite(request))
 
 
+M = TypeVar("M", bound=BaseMessage)
+
 #: Where a turn's notes start in the question the model is shown.
 TURN_NOTE = "\n\n[Pilothouse note] "
 
@@ -45,6 +47,14 @@ def question_text(request: ModelRequest) -> str:
     return message_text(request.messages[index]).split(TURN_NOTE, 1)[0]
 
 
+def _with_note(message: M, note: str) -> M:
+    content = message.content
+    added: str | list[str | dict[str, Any]] = (
+        content + TURN_NOTE + note if isinstance(content, str)
+        else [*content, {"type": "text", "text": TURN_NOTE + note}])
+    return message.model_copy(update={"content": added})
+
+
 def add_turn_note(request: ModelRequest, note: str) -> ModelRequest:
     """`request` with `note` after the turn's question, for this model call only.
 
@@ -57,11 +67,13 @@ def add_turn_note(request: ModelRequest, note: str) -> ModelRequest:
     if index is None:
         base = request.system_message.text if request.system_message else ""
         return request.override(system_message=SystemMessage(content=f"{base}\n\n{note}".strip()))
-    question = request.messages[index]
-    content = question.content
-    added: str | list[str | dict[str, Any]] = (
-        content + TURN_NOTE + note if isinstance(content, str)
-        else [*content, {"type": "text", "text": TURN_NOTE + note}])
     messages = list(request.messages)
-    messages[index] = question.model_copy(update={"content": added})
+    messages[index] = _with_note(messages[index], note)
+    return request.override(messages=messages)
+
+
+def add_result_note(request: ModelRequest, note: str) -> ModelRequest:
+    """`request` with `note` after its newest message (a tool result), for this call only."""
+    messages = list(request.messages)
+    messages[-1] = _with_note(messages[-1], note)
     return request.override(messages=messages)

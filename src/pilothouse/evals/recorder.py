@@ -26,6 +26,7 @@ from langchain_core.outputs import ChatGeneration, LLMResult
 
 from pilothouse.context.summarizer import INTERNAL_TAG
 from pilothouse.evals.checks import ToolCall
+from pilothouse.models.local_turn import READ_TOKENS_KEY
 from pilothouse.models.tokens import TokenCounter
 
 
@@ -38,6 +39,8 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     peak_prompt_tokens: int = 0
+    #: Prompt tokens the model evaluated (local model only): the rest came from its cache.
+    read_tokens: int = 0
     calls: list[ToolCall] = field(default_factory=list)
 
 
@@ -112,6 +115,8 @@ class ModelRecorder(BaseCallbackHandler):
             usage.prompt_tokens += prompt
             usage.completion_tokens += completion
             usage.peak_prompt_tokens = max(usage.peak_prompt_tokens, prompt)
+            usage.read_tokens += int((message.response_metadata if message else {})
+                                     .get(READ_TOKENS_KEY) or 0)
             usage.calls.extend(calls)
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:

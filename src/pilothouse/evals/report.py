@@ -31,6 +31,9 @@ class Summary:
     peak_prompt_tokens: int
     seconds: float
     context: dict[str, int]
+    #: Prompt tokens evaluated per case (the local model's cache supplied the rest).
+    read_tokens: float = 0.0
+    median_seconds: float = 0.0
 
     @property
     def pass_rate(self) -> float:
@@ -52,7 +55,9 @@ def summarize(name: str, results: Sequence[CaseResult]) -> Summary:
         prompt_tokens=mean([r.prompt_tokens for r in results]),
         completion_tokens=mean([r.completion_tokens for r in results]),
         peak_prompt_tokens=max((r.peak_prompt_tokens for r in results), default=0),
-        seconds=mean([r.seconds for r in results]), context=dict(sorted(context.items())))
+        seconds=mean([r.seconds for r in results]), context=dict(sorted(context.items())),
+        read_tokens=mean([r.read_tokens for r in results]),
+        median_seconds=statistics.median([r.seconds for r in results]) if results else 0.0)
 
 
 def by_category(results: Sequence[CaseResult]) -> list[Summary]:
@@ -84,31 +89,39 @@ def case_table(results: Sequence[CaseResult]) -> Table:
     return table
 
 
+def _read(tokens: float) -> str:
+    """Tokens evaluated per case; "-" for a model that does not report them (not local)."""
+    return f"{tokens:,.0f}" if tokens else "-"
+
+
 def summary_table(summaries: Sequence[Summary], title: str) -> Table:
     """Pass rate and mean cost per category."""
     table = Table(title=title, title_justify="left")
     table.add_column("category")
-    for column in ("passed", "rate", "calls/case", "prompt tok/case", "completion tok/case",
-                   "peak prompt", "s/case"):
+    for column in ("passed", "rate", "calls/case", "prompt tok/case", "read tok/case",
+                   "completion tok/case", "peak prompt", "s/case", "median s"):
         table.add_column(column, justify="right")
     table.add_column("context actions", overflow="fold")
     for s in summaries:
         table.add_row(s.name, f"{s.passed}/{s.cases}", f"{s.pass_rate:.0%}",
-                      f"{s.model_calls:.1f}", f"{s.prompt_tokens:,.0f}",
+                      f"{s.model_calls:.1f}", f"{s.prompt_tokens:,.0f}", _read(s.read_tokens),
                       f"{s.completion_tokens:,.0f}", f"{s.peak_prompt_tokens:,}",
-                      f"{s.seconds:.1f}", _actions(s.context))
+                      f"{s.seconds:.1f}", f"{s.median_seconds:.1f}", _actions(s.context))
     return table
 
 
 def markdown_report(document: dict[str, Any]) -> str:
     """A JSON report's category table and failed cases as Markdown (for docs/evaluation.md)."""
-    lines = ["| category | passed | rate | calls/case | prompt tok/case | completion tok/case "
-             "| peak prompt | s/case | context actions |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| category | passed | rate | calls/case | prompt tok/case | read tok/case "
+             "| completion tok/case | peak prompt | s/case | median s | context actions |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in document["summary"]:
         lines.append(f"| {s['name']} | {s['passed']}/{s['cases']} | {s['pass_rate']:.0%} | "
                      f"{s['model_calls']:.1f} | {s['prompt_tokens']:,.0f} | "
+                     f"{_read(s.get('read_tokens', 0))} | "
                      f"{s['completion_tokens']:,.0f} | {s['peak_prompt_tokens']:,} | "
-                     f"{s['seconds']:.1f} | {_actions(s['context'])} |")
+                     f"{s['seconds']:.1f} | {s.get('median_seconds', 0):.1f} | "
+                     f"{_actions(s['context'])} |")
     failed = [c for c in document["cases"] if not c["passed"]]
     if failed:
         lines += ["", "| failed case | checks that failed |", "|---|---|"]

@@ -52,6 +52,7 @@ class CaseResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     peak_prompt_tokens: int = 0
+    read_tokens: int = 0
     seconds: float = 0.0
     context: dict[str, int] = field(default_factory=dict)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -123,6 +124,7 @@ class CaseRunner:
             result.prompt_tokens += usage.prompt_tokens
             result.completion_tokens += usage.completion_tokens
             result.peak_prompt_tokens = max(result.peak_prompt_tokens, usage.peak_prompt_tokens)
+            result.read_tokens += usage.read_tokens
             result.context = dict(Counter(result.context) + Counter(outcome.context))
             result.tool_calls += [{"turn": number, "agent": c.agent, "name": c.name,
                                    "args": dict(c.args)} for c in usage.calls]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Coroutine
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, cast
 
 import typer
 from rich.console import Console
@@ -206,12 +206,31 @@ def models() -> None:
 @app.command()
 def demo(
     question: Annotated[list[str] | None, typer.Argument(help="Questions to ask.")] = None,
+    scenario: Annotated[str, typer.Option(
+        help="overview: questions about the fleet; rollback: what changed before a Degraded "
+             "app broke, then its rollback, approved on evidence.")] = "overview",
+    approve: Annotated[bool, typer.Option(
+        "--approve", help="rollback: approve the rollback (default: ask at a terminal, "
+                          "else reject).")] = False,
+    reject: Annotated[bool, typer.Option("--reject", help="rollback: reject it.")] = False,
 ) -> None:
     """Run the demo on embedded defaults: the offline model answers real questions."""
-    from pilothouse.interfaces.demo import run_demo
+    from pilothouse.interfaces.demo import SCENARIOS, Scenario, Verdict, run_demo
 
+    misused = (approve and reject) or ((approve or reject) and scenario != "rollback") or \
+        bool(question and scenario != "overview")
+    if scenario not in SCENARIOS or misused:
+        given = [f"--scenario {scenario}", *(["--approve"] if approve else []),
+                 *(["--reject"] if reject else []), *(["questions"] if question else [])]
+        fail(CommandLineMisuse(
+            f"These demo options do not go together: {', '.join(given)}.",
+            hint=f"Choose --scenario {' or '.join(SCENARIOS)}; questions go with overview, "
+                 "--approve or --reject (one of them) with rollback."))
     settings = load_settings()
-    raise typer.Exit(run_async(settings, run_demo(settings, question or [], out, err)))
+    verdict: Verdict | None = "approve" if approve else "reject" if reject else None
+    raise typer.Exit(run_async(settings, run_demo(
+        settings, question or [], out, err, scenario=cast(Scenario, scenario), verdict=verdict,
+        interactive=sys.stdin.isatty() and err.is_terminal)))
 
 
 @app.command()

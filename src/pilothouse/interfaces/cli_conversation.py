@@ -37,7 +37,7 @@ from pilothouse.interfaces.cli_turns import (
     continue_hint,
     play,
 )
-from pilothouse.interfaces.render import EventPrinter, approval_lines, progress_bar
+from pilothouse.interfaces.render import EventPrinter, progress_bar, styled_approval_lines
 from pilothouse.runtime.events import ApprovalRequest
 from pilothouse.runtime.handle import AgentHandle
 from pilothouse.runtime.session import ApprovalDecision, Conversation
@@ -113,8 +113,8 @@ def show_pending(pending: list[ApprovalRequest], thread_id: str, err: Console) -
     """A pending approval, whole, and the commands that answer it."""
     for request in pending:
         err.print("Waiting for your approval:", style="bold yellow", highlight=False)
-        for line in approval_lines(request.value):
-            err.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
+        for line, style in styled_approval_lines(request.value, style=""):
+            err.print(f"  {line}", style=style, markup=False, highlight=False, soft_wrap=True)
     _print_lines(err, approval_hints(thread_id))
 
 

@@ -5,7 +5,8 @@ stream), with a working indicator and the elapsed time while the model or a tool
 stdout is not a terminal it gets the answer's plain text alone: no wrapping, no trailing
 spaces, no colour, so a pipe or a file holds exactly what the agent wrote. Approvals and tool
 errors are shown whole, as sentences: an approval is the call that would run (for the
-supervisor, the sub-agent's real call), never a Python dict.
+supervisor, the sub-agent's real call), never a Python dict. Diffs, in an answer or in the
+evidence an approval shows, are coloured by line on a terminal (`diff_text`).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from contextlib import contextmanager
 from typing import Any, assert_never
 
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from pilothouse.interfaces.cli_activity import WorkingIndicator, elapsed
+from pilothouse.interfaces.diff_text import DIFF_STYLES, DiffMarkdown, fenced_parts, line_kinds
 from pilothouse.runtime.events import (
     Answer,
     ApprovalRequest,
@@ -92,6 +93,23 @@ def approval_lines(value: Any) -> list[str]:
     return _call_lines(value)
 
 
+def styled_approval_lines(value: Any, style: str = "yellow") -> list[tuple[str, str]]:
+    """`approval_lines` with a style each: sentences in `style`, the diff a change would apply
+    (its ```diff fence, whose fence lines go) green, red and cyan like any diff."""
+    styled: list[tuple[str, str]] = []
+    for is_diff, chunk in fenced_parts("\n".join(approval_lines(value))):
+        lines = chunk.splitlines()
+        if not is_diff:
+            styled += [(line, style) for line in lines]
+            continue
+        # A sub-agent's call is indented under the supervisor's line; its diff too.
+        indent = min((len(line) - len(line.lstrip()) for line in lines if line.strip()),
+                     default=0)
+        kinds = line_kinds([line[indent:] for line in lines])
+        styled += [(line, DIFF_STYLES[kind]) for line, kind in zip(lines, kinds, strict=True)]
+    return styled
+
+
 class EventPrinter:
     """Prints events as they arrive; the answer alone goes to stdout, so pipes get just it."""
 
@@ -158,8 +176,8 @@ class EventPrinter:
                 pass  # the plan's steps show as the tool calls that carry them out
             case ApprovalRequest(value=value):
                 self._activity("Approval needed:", "bold yellow")
-                for line in approval_lines(value):
-                    self._activity(f"  {line}", "yellow")
+                for line, style in styled_approval_lines(value):
+                    self._activity(f"  {line}", style)
             case TurnFailed(message=message, suggestion=hint):
                 self._activity(f"Error: {message}", "bold red")
                 if hint:
@@ -181,7 +199,7 @@ class EventPrinter:
             if streamed:  # what streamed was not the final answer (a layer changed it)
                 self.out.print()
                 self.err.print("[dim](the final answer:)[/]")
-            self.out.print(Markdown(text))
+            self.out.print(DiffMarkdown(text))
 
 
 @contextmanager

@@ -35,6 +35,7 @@ from pilothouse.models.local_engine import local_token_counter, vocab_model
 from pilothouse.models.local_prompt import render_prompt
 from pilothouse.models.local_toolcalls import MAX_PARALLEL_CALLS
 from pilothouse.models.local_turn import (
+    READ_TOKENS_KEY,
     TurnOptions,
     TurnOutcome,
     normalize_tool_choice,
@@ -154,6 +155,8 @@ class ChatLocalLlama(BaseChatModel):
             "finish_reason": reason,
             # prompt+completion tokens of each generation this turn took (1 or 2)
             "generations": outcome.generations,
+            # prompt tokens evaluated, not taken from the KV cache: what prompt latency costs
+            READ_TOKENS_KEY: outcome.read_tokens,
         }
         return usage, meta
 

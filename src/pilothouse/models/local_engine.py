@@ -68,6 +68,8 @@ class GenerationStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     finish_reason: str = "stop"
+    #: Prompt tokens actually evaluated: the rest came from the KV cache (latency's measure).
+    read_tokens: int = 0
 
 
 def _import_llama() -> Any:
@@ -208,7 +210,10 @@ class LocalEngine:
         budget = min(max_tokens, self.n_ctx - len(tokens))
         compiled = self._grammar(grammar) if grammar else None
         self._reuse_best_prefix(tokens)
+        # llama.cpp evaluates at least the last prompt token, even when all of it is cached.
+        reused = min(_common_prefix(adapter.cached_tokens(llm), tokens), len(tokens) - 1)
         stats.prompt_tokens, stats.completion_tokens, stats.finish_reason = len(tokens), 0, "length"
+        stats.read_tokens = len(tokens) - max(reused, 0)
         vocab = llama_cpp.llama_model_get_vocab(llm.model)
         im_start = llm.tokenize(_IM_START.encode(), add_bos=False, special=True)[0]
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")

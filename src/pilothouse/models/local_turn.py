@@ -31,6 +31,9 @@ from pilothouse.models.local_toolcalls import (
     build_grammar,
 )
 
+#: Response metadata key: the prompt tokens a turn evaluated rather than took from the cache.
+READ_TOKENS_KEY = "read_tokens"
+
 
 class TurnEngine(Protocol):
     """What a turn needs of an engine: `local_worker.WorkerEngine`, or `LocalEngine` in process."""
@@ -90,6 +93,8 @@ class TurnOutcome:
     output_tokens: int = 0
     finish_reason: str = "stop"
     generations: list[str] = field(default_factory=list)
+    #: Prompt tokens evaluated over every generation of the turn (the rest were cached).
+    read_tokens: int = 0
 
 
 def _decode(
@@ -141,6 +146,7 @@ def _decode(
     outcome.input_tokens = outcome.input_tokens or stats.prompt_tokens
     outcome.output_tokens += stats.completion_tokens
     outcome.finish_reason = stats.finish_reason
+    outcome.read_tokens += stats.read_tokens
     outcome.generations.append(f"{stats.prompt_tokens}+{stats.completion_tokens}")
 
 

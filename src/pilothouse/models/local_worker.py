@@ -188,7 +188,8 @@ class WorkerEngine:
                     self._send(bool(should_stop is not None and should_stop()))
                 elif kind == "done":
                     finished = True
-                    stats.prompt_tokens, stats.completion_tokens, stats.finish_reason = value
+                    (stats.prompt_tokens, stats.completion_tokens, stats.finish_reason,
+                     stats.read_tokens) = value
                     return
                 else:
                     finished = True

@@ -108,4 +108,5 @@ def serve(conn: Connection, model_path: str, n_ctx: int, n_threads: int | None) 
         except Exception as error:  # reported to the parent, which raises it for the turn
             conn.send(("error", _payload(error)))
             continue
-        conn.send(("done", (stats.prompt_tokens, stats.completion_tokens, stats.finish_reason)))
+        conn.send(("done", (stats.prompt_tokens, stats.completion_tokens, stats.finish_reason,
+                            stats.read_tokens)))

@@ -27,16 +27,18 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from pilothouse.context.events import ContextAction, report
 from pilothouse.context.grounding import Sources, ground
+from pilothouse.context.rewrite import add_result_note
 from pilothouse.models.tokens import message_text
 
-#: Part of every system prompt while views are on (`answer_prompt`), the same on every call:
-#: a system prompt that changed once tool results arrived made the local model re-read it and
-#: every tool schema after it (its KV cache reuses only an unchanged prefix).
+#: Told to the model after the turn's newest tool result, not in the system prompt: a system
+#: prompt that changed once results arrived made the local model re-read it and every tool
+#: schema after it (its KV cache reuses only an unchanged prefix), and the same words in the
+#: system prompt of every call made it answer "health of payments-api?" without a tool.
 LEAD_INSTRUCTION = (
-    "\n\nTool results are shown to the user below your reply, exactly as they are. Once you "
-    "have them, do not repeat their tables, lists or counts: write one or two short sentences "
-    "on what they show for the question and, if useful, the next step (e.g. the page to ask "
-    "for, a filter, an app to look at). Mention only names and numbers from the results.")
+    "These tool results are shown to the user below your reply, exactly as they are. Do not "
+    "repeat their tables, lists or counts. Write one or two short sentences: what they show "
+    "for the question and, if useful, the next step (e.g. the page to ask for, a filter, an "
+    "app to look at). Mention only names and numbers that appear in the results.")
 #: The most a lead may take: two sentences, or a tool call if the model needs one more.
 #: Generation is the slow part on a local model (~10 tokens/s on two cores).
 LEAD_MAX_TOKENS = 200
@@ -144,8 +146,10 @@ class AnswerViewsMiddleware(AgentMiddleware):
         self.grounding = grounding
 
     def _prepare(self, request: ModelRequest) -> ModelRequest:
-        if not self.views or not any(isinstance(m, ToolMessage) for m in _turn(request.messages)):
+        if not self.views or not request.messages \
+                or not isinstance(request.messages[-1], ToolMessage):
             return request
+        request = add_result_note(request, LEAD_INSTRUCTION)
         settings = {**request.model_settings,
                     "max_tokens": min(int(request.model_settings.get("max_tokens")
                                           or LEAD_MAX_TOKENS), LEAD_MAX_TOKENS)}
@@ -193,7 +197,3 @@ def answer_layers(enabled: Callable[[str], bool]) -> list[AgentMiddleware[Any, A
     return [AnswerViewsMiddleware(views=views, grounding=grounding)] if views or grounding \
         else []
 
-
-def answer_prompt(system_prompt: str, enabled: Callable[[str], bool]) -> str:
-    """`system_prompt` with the lead instruction while views are on (built once per agent)."""
-    return (system_prompt + LEAD_INSTRUCTION).strip() if enabled("views") else system_prompt

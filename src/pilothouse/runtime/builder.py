@@ -37,7 +37,7 @@ from pilothouse.models.registry import ModelSetup, model_call_cap
 from pilothouse.models.tokens import CHARS_PER_TOKEN_ESTIMATE
 from pilothouse.observability.memory import MemoryBudget, MemoryGuardMiddleware
 from pilothouse.observability.middleware import ObservabilityMiddleware
-from pilothouse.runtime.answer_views import answer_layers, answer_prompt
+from pilothouse.runtime.answer_views import answer_layers
 from pilothouse.runtime.model_timeout import ModelTimeoutMiddleware
 from pilothouse.runtime.planning import PlanningMiddleware, plan_approval
 
@@ -147,7 +147,6 @@ def build_layered_agent(
     its spans see the request actually sent and every retry.
     """
     gated: dict[str, bool | InterruptOnConfig] = dict(approvals or {})
-    system_prompt = answer_prompt(system_prompt, settings.layer_enabled)
     # The answer layer sits inside the toolkit's own layers: an answer the supervisor passes
     # on without a model call (`SingleAnswerMiddleware`) is already composed.
     middleware: list[AgentMiddleware[Any, Any, Any]] = [

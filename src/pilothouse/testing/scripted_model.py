@@ -15,7 +15,7 @@ from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
@@ -26,13 +26,13 @@ Step = AIMessage | str | BaseException | Callable[[list[BaseMessage]], "AIMessag
 
 
 def _as_asked(message: BaseMessage) -> BaseMessage:
-    """A question without the notes layers add after it (`requests` records them).
+    """A message without the notes layers add after it (`requests` records them).
 
-    Step functions read the conversation as the person wrote it, like a model that ignores
-    hints: a step that parses "List page 3" must not read a correlation note as the page.
+    Step functions read the conversation as the person and the tools wrote it, like a model
+    that ignores hints: a step that parses "List page 3" must not read a correlation note as
+    the page, nor one that parses a tool's JSON the note after it.
     """
-    if isinstance(message, HumanMessage) and isinstance(message.content, str) \
-            and TURN_NOTE in message.content:
+    if isinstance(message.content, str) and TURN_NOTE in message.content:
         return message.model_copy(update={"content": message.content.split(TURN_NOTE, 1)[0]})
     return message
 

@@ -24,7 +24,7 @@ import pytest
 from anyio.from_thread import BlockingPortal
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from pilothouse.tools.shell import sign_approval
+from pilothouse.tools.shell import command_evidence, sign_approval
 
 APPROVAL_SECRET = "test-approval-secret"
 FAKE_SECRET = "sekrit"
@@ -140,7 +140,9 @@ class Sandbox:
         return dict(result.structured_content)
 
     def approve(self, command: str) -> str:
-        return sign_approval(APPROVAL_SECRET, command)
+        """The token a person's approval of `command`, as it is now, produces."""
+        evidence = command_evidence(command, workspace=self.workspace).bound()
+        return sign_approval(APPROVAL_SECRET, command, evidence=evidence)
 
     def canary_state(self) -> dict[str, str]:
         """Every file under the canary dir with a hash of its content and mode."""

@@ -48,13 +48,31 @@ def test_expired_token_is_rejected_and_a_fresh_one_accepted() -> None:
 
 def test_tampered_expiry_breaks_the_signature() -> None:
     token = sign_approval(SECRET, "git push", ttl_seconds=1, now=1_000.0)
-    version, _, nonce, mac = token.split(".")
-    forged = ".".join([version, "9999999999", nonce, mac])
+    version, _, nonce, evidence, mac = token.split(".")
+    forged = ".".join([version, "9999999999", nonce, evidence, mac])
     with pytest.raises(ApprovalRequired, match="does not match"):
         ApprovalVerifier(SECRET).verify(forged, "git push", now=1_000.0)
 
 
-@pytest.mark.parametrize("token", ["", "garbage", "v2.1.a.b", "v1.notanumber.a.b"])
+def test_token_carries_the_evidence_it_was_signed_with() -> None:
+    files = [{"path": "scripts/step.sh", "sha256": "ab" * 32, "bytes": 8}]
+    bound = {"cwd": "/work", "files": files, "omitted": 0}
+    token = sign_approval(SECRET, "bash scripts/step.sh", evidence=bound)
+    assert ApprovalVerifier(SECRET).verify(token, "bash scripts/step.sh") == bound
+    assert ApprovalVerifier(SECRET).verify(sign_approval(SECRET, "ls"), "ls")["files"] == []
+
+
+def test_tampered_evidence_breaks_the_signature() -> None:
+    token = sign_approval(SECRET, "bash x.sh", evidence={"cwd": "/w", "files": [], "omitted": 0})
+    version, expires, nonce, _, mac = token.split(".")
+    other = sign_approval(SECRET, "bash x.sh", evidence={"cwd": "/elsewhere", "files": [],
+                                                         "omitted": 0}).split(".")[3]
+    with pytest.raises(ApprovalRequired, match="does not match"):
+        ApprovalVerifier(SECRET).verify(".".join([version, expires, nonce, other, mac]),
+                                        "bash x.sh")
+
+
+@pytest.mark.parametrize("token", ["", "garbage", "v2.1.a.b", "v1.1.a.b", "v2.x.a.b.c"])
 def test_malformed_tokens_are_rejected(token: str) -> None:
     with pytest.raises(ApprovalRequired, match="malformed"):
         ApprovalVerifier(SECRET).verify(token, "git push")

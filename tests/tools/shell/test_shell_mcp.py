@@ -81,6 +81,25 @@ def test_git_push_runs_only_with_a_valid_single_use_token(sandbox: Sandbox) -> N
     assert "already used" in again["reason"]
 
 
+def test_a_script_swapped_after_approval_does_not_run(sandbox: Sandbox) -> None:
+    """Approve a harmless script, then swap in a hostile one aimed at the canary."""
+    script = sandbox.workspace / "approved_step.sh"
+    script.write_text("echo harmless\n")
+    command = "bash approved_step.sh"
+    token = sandbox.approve(command)
+    script.write_text((sandbox.workspace / "evil.sh").read_text())
+    before = sandbox.canary_state()
+
+    refused = sandbox.call(command, approval_token=token)
+    assert refused["status"] == "needs_approval" and refused["kind"] == "EvidenceChanged"
+    assert "approved_step.sh changed" in refused["reason"]
+    assert refused["exit_code"] is None
+    assert sandbox.canary_state() == before
+    script.write_text("echo harmless\n")
+    assert sandbox.call(command, approval_token=sandbox.approve(command))["stdout"] == \
+        "harmless\n"
+
+
 def _processes_with_args(*argv: str) -> list[int]:
     wanted = "\0".join(argv).encode()
     found = []

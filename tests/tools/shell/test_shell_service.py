@@ -36,7 +36,9 @@ def test_ask_command_needs_the_exact_approval(service: ShellService) -> None:
     assert result["status"] == "needs_approval"
     assert "`rm README.md`" in result["guidance"]
     assert (service.workspace / "README.md").exists()
-    done = service.run("rm README.md", approval_token=sign_approval(SECRET, "rm README.md"))
+    evidence = service.evidence("rm README.md").bound()
+    token = sign_approval(SECRET, "rm README.md", evidence=evidence)
+    done = service.run("rm README.md", approval_token=token)
     assert done["status"] == "ok"
     assert not (service.workspace / "README.md").exists()
 
@@ -110,3 +112,33 @@ def test_repository_config_cannot_make_git_status_run_a_program(service: ShellSe
                    cwd=service.workspace, check=True)
     assert service.run("git status")["status"] == "ok"
     assert not marker.exists()
+
+
+def test_an_approval_is_bound_to_the_files_the_command_names(
+    service: ShellService, tmp_path: Path
+) -> None:
+    canary = tmp_path / "canary.txt"
+    script = service.workspace / "step.sh"
+    script.write_text(f"echo ran >> {canary}\n")
+    approved = service.evidence("bash step.sh")
+    assert [f.path for f in approved.files] == ["step.sh"]
+    token = sign_approval(SECRET, "bash step.sh", evidence=approved.bound())
+    script.write_text(f"echo changed >> {canary}\n")
+
+    refused = service.run("bash step.sh", approval_token=token)
+    assert refused["status"] == "needs_approval" and refused["kind"] == "EvidenceChanged"
+    assert "step.sh changed" in refused["reason"] and "Nothing ran" in refused["reason"]
+    assert refused["evidence"]["evidence"] != approved.fingerprint
+    assert not canary.exists()
+
+    fresh = sign_approval(SECRET, "bash step.sh", evidence=refused["evidence"])
+    assert service.run("bash step.sh", approval_token=fresh)["status"] == "ok"
+    assert canary.read_text() == "changed\n"
+
+
+def test_a_token_without_evidence_does_not_cover_a_named_file(service: ShellService) -> None:
+    refused = service.run("rm README.md", approval_token=sign_approval(SECRET, "rm README.md"))
+    assert refused["kind"] == "EvidenceChanged"
+    assert "README.md (sha256 " in refused["reason"] and "not part of the approval" in \
+        refused["reason"]
+    assert (service.workspace / "README.md").exists()

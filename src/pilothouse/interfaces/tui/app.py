@@ -66,7 +66,7 @@ ApprovalDialog, ConversationSwitcher { align: center middle; }
             background: $surface; padding: 1 2; }
 #approval-title { text-style: bold; color: $warning; }
 #approval-asked-by { color: $text-muted; }
-#approval-body { height: auto; max-height: 40vh; }
+#approval-body { height: auto; max-height: 60vh; }
 .approval-name { text-style: bold; margin-top: 1; }
 .approval-action { background: $boost; padding: 0 1; margin: 1 0; }
 .nested { margin-top: 0; }

@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 
 from pilothouse.interfaces.api.registry import ConversationRecord
 from pilothouse.interfaces.approval_view import approval_view
+from pilothouse.interfaces.tui.diff_view import evidence_content
 from pilothouse.runtime.session import ApprovalDecision
 
 NEW_CONVERSATION = "__new__"
@@ -42,8 +43,9 @@ class ApprovalDialog(ModalScreen[ApprovalDecision]):
                 for number, action in enumerate(self.view.actions):
                     if len(self.view.actions) > 1:
                         yield Label(action.name, classes="approval-name", markup=False)
-                    if action.description:
-                        yield Static(action.description, classes="approval-description",
+                    if action.description:  # its diff (the evidence) coloured by line
+                        yield Static(evidence_content(action.description),
+                                     classes="approval-description",
                                      id="approval-description" if number == 0 else None,
                                      markup=False)
                     yield Static(action.shown, classes="approval-action",

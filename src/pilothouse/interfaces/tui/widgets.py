@@ -9,9 +9,10 @@ from collections.abc import Mapping
 from typing import Any, assert_never
 
 from textual.containers import VerticalScroll
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 
 from pilothouse.interfaces.approval_view import approval_view
+from pilothouse.interfaces.tui.diff_view import AnswerMarkdown
 from pilothouse.runtime.events import (
     Answer,
     ApprovalRequest,
@@ -178,7 +179,7 @@ class ChatView(VerticalScroll):
             self._streaming = None
         self._raw = ""
         if text:
-            await self.mount(Markdown(text, classes="assistant"))
+            await self.mount(AnswerMarkdown(text, classes="assistant"))
             self.scroll_end(animate=False)
 
     async def finish_draft(self) -> None:

@@ -7,6 +7,7 @@ them (`-` live, `+` desired).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,13 +38,36 @@ def history_view(payload: Mapping[str, Any]) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
+def fenced_diff(diff: str) -> str:
+    """`diff` in a ```diff block; the fence is longer than any run of backticks inside it, so
+    a manifest that holds Markdown cannot close the block early."""
+    longest = max((len(run) for run in re.findall(r"`+", diff)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}diff\n{diff}\n{fence}"
+
+
+def capped_diff(payload: Mapping[str, Any], max_lines: int) -> str:
+    """The diffs of a diff or rollback payload as one ```diff block of at most `max_lines`
+    lines, then how many lines the block (and the payload) left out; "" without diffs."""
+    lines = [line for row in payload.get("diffs") or []
+             for line in str(row.get("diff") or "").splitlines()]
+    if not lines:
+        return ""
+    omitted = payload.get("omitted")
+    omitted = omitted if isinstance(omitted, Mapping) else {}
+    # `omitted.lines` counts every line the payload left out, within a resource or not.
+    left_out = max(0, len(lines) - max_lines) + int(omitted.get("lines") or 0)
+    block = fenced_diff("\n".join(lines[:max_lines]))
+    return block + (f"\n… {number(left_out)} more diff lines not shown." if left_out else "")
+
+
 def _diffs(payload: Mapping[str, Any]) -> list[str]:
     parts = []
     for row in payload.get("diffs") or []:
         more = f" ({number(row['omitted_lines'])} more lines)" if row.get("omitted_lines") \
             else ""
         parts.append(f"**{row.get('resource')}** ({row.get('status')}){more}\n"
-                     f"```diff\n{row.get('diff')}\n```")
+                     f"{fenced_diff(str(row.get('diff')))}")
     omitted = payload.get("omitted")
     if isinstance(omitted, Mapping):
         parts.append(f"Left out: {number(omitted.get('lines', 0))} diff lines, "

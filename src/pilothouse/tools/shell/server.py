@@ -22,7 +22,9 @@ Supports pipelines (|), &&, ||, ;, redirections (>, >>, <, 2>&1) and cd inside t
 Not supported (refused with a reason): $(...), backticks, subshells, &, here-docs, unknown
 $VARIABLES. Read-only tools run at once; commands that change things (git push, kubectl apply,
 rm, interpreters...) return status "needs_approval": ask the user, and when they approve, call
-again with the same command and the approval_token their approval produces. Denied commands
+again with the same command and the approval_token their approval produces. The approval
+covers the files the command names: if one changed since, nothing runs (kind
+"EvidenceChanged") and the user is asked again. Denied commands
 (sudo, rm -rf /, curl | sh, reading secrets, writing outside the workspace) never run.
 Statuses: ok, error, timeout, refused, needs_approval; `guidance` says what to do next."""
 
@@ -41,6 +43,12 @@ class RunCommandResult(BaseModel):
     duration_seconds: float | None = None
     retried_from: str | None = Field(
         default=None, description="The original command, when a quoting fix ran instead."
+    )
+    kind: str | None = Field(
+        default=None, description="Why an approved command did not run (EvidenceChanged)."
+    )
+    evidence: dict[str, Any] | None = Field(
+        default=None, description="The evidence now: the command, directory and file digests."
     )
 
 

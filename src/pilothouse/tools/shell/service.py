@@ -19,6 +19,7 @@ from pilothouse.tools.shell.approval import ApprovalVerifier, resolve_secret
 from pilothouse.tools.shell.decision import PolicyDecision
 from pilothouse.tools.shell.diagnosis import diagnose, missing_programs, suggest_install
 from pilothouse.tools.shell.environment import build_environment
+from pilothouse.tools.shell.evidence import CommandEvidence, evidence_of
 from pilothouse.tools.shell.executor import ExecutionLimits, ExecutionResult, execute
 from pilothouse.tools.shell.policy import ShellPolicy
 
@@ -122,12 +123,38 @@ class ShellService:
                     "rephrase the command; a token covers one exact command, once.",
                 )
             try:
-                self.verifier.verify(approval_token, command)
+                approved = self.verifier.verify(approval_token, command)
             except ApprovalRequired as exc:
                 return _result(
                     "needs_approval", decision, reason=exc.message, guidance=exc.hint or ""
                 )
+            changed = self._evidence_changed(command, decision, approved)
+            if changed is not None:
+                return changed
         return self._execute(decision, timeout_seconds, retried_from)
+
+    def evidence(self, command: str) -> CommandEvidence:
+        """What a person approving `command` here is shown: see `evidence.py`."""
+        return evidence_of(command, self.policy.check(command), self.policy.workspace)
+
+    def _evidence_changed(
+        self, command: str, decision: PolicyDecision, approved: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """The refusal when the files the person approved are not the ones here now."""
+        now = evidence_of(command, decision, self.policy.workspace)
+        changes = now.changes_since(CommandEvidence.from_dict(approved, command))
+        if not changes:
+            return None
+        return _result(
+            "needs_approval",
+            decision,
+            kind="EvidenceChanged",
+            reason="The evidence changed since it was approved: " + "; ".join(changes)
+            + ". Nothing ran; you will be asked again.",
+            guidance="Call run_command again with the same command (no approval_token): the "
+            "user is asked again with the new evidence.",
+            evidence=now.to_dict(),
+        )
 
     def _execute(
         self, decision: PolicyDecision, timeout_seconds: float | None, retried_from: str | None

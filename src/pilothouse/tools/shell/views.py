@@ -31,6 +31,8 @@ def command_view(payload: Mapping[str, Any]) -> str:
         took = payload.get("duration_seconds")
         lines.append(f"`{command}` exited {payload.get('exit_code')}"
                      + (f" ({took:.2f} s)" if isinstance(took, int | float) else "") + ".")
+    elif payload.get("kind") == "EvidenceChanged":
+        lines.append(f"**Not run:** `{command}`. {payload.get('reason', '')}".rstrip())
     elif status == "needs_approval":
         lines.append(f"`{command}` needs your approval before it runs.")
     elif status == "refused":

@@ -244,7 +244,10 @@
   function appendAction(card, action) {
     const name = action.name || "action";
     const args = action.args || {};
-    if (action.description) card.append(element("p", "description", action.description));
+    // The description's diff (the evidence of what would change) shows as in an answer.
+    if (action.description) {
+      card.append(window.PilothouseMarkdown.evidence(action.description, "description"));
+    }
     if (name === PLAN_TOOL) {
       card.append(element("p", "goal", args.goal || ""));
       const steps = element("ol", "plan-steps");

@@ -53,6 +53,41 @@
     if (last < text.length) parent.append(text.slice(last));
   }
 
+  // A unified diff's lines by kind, by the rules of interfaces/diff_text.py: a "--- " line
+  // followed by "+++ " is a file header (a removed line may start with "--"), "@@" a hunk.
+  const DIFF_LANGUAGES = new Set(["diff", "patch", "udiff"]);
+  const DIFF_LABELS = { add: "added", del: "removed", hunk: "hunk", file: "file", context: "" };
+
+  function lineKinds(lines) {
+    const kinds = [];
+    lines.forEach((line, i) => {
+      const next = i + 1 < lines.length ? lines[i + 1] : "";
+      if (line.startsWith("--- ") && next.startsWith("+++ ")) kinds.push("file");
+      else if (line.startsWith("+++ ") && kinds[i - 1] === "file") kinds.push("file");
+      else if (line.startsWith("@@")) kinds.push("hunk");
+      else if (line.startsWith("+")) kinds.push("add");
+      else if (line.startsWith("-")) kinds.push("del");
+      else kinds.push("context");
+    });
+    return kinds;
+  }
+
+  // One block line per diff line, its kind as a class; the line keeps its "+"/"-" marker, so
+  // it reads without colour, and its title names the kind for a pointer or a screen reader.
+  function diff(lines) {
+    const pre = element("pre", "diff");
+    const code = element("code", "language-diff");
+    const kinds = lineKinds(lines);
+    lines.forEach((line, i) => {
+      const row = element("span", `diff-line diff-${kinds[i]}`);
+      if (DIFF_LABELS[kinds[i]]) row.title = DIFF_LABELS[kinds[i]];
+      row.textContent = line || " ";
+      code.append(row);
+    });
+    pre.append(code);
+    return pre;
+  }
+
   function splitRow(line) {
     let row = line.trim();
     if (row.startsWith("|")) row = row.slice(1);
@@ -158,12 +193,16 @@
       }
       const fence = line.match(FENCE);
       if (fence) {
-        const code = element("code");
-        if (fence[2]) code.className = `language-${fence[2]}`;
         const body = [];
         i += 1;
         while (i < lines.length && !lines[i].trim().startsWith(fence[1])) body.push(lines[i++]);
         i += 1;
+        if (DIFF_LANGUAGES.has(fence[2].toLowerCase())) {
+          target.append(diff(body));
+          continue;
+        }
+        const code = element("code");
+        if (fence[2]) code.className = `language-${fence[2]}`;
         code.textContent = body.join("\n");
         const pre = element("pre");
         pre.append(code);
@@ -220,5 +259,38 @@
     return fragment;
   }
 
-  window.PilothouseMarkdown = { render };
+  /**
+   * An approval's description as written (`plainClass` paragraphs, line breaks kept), with
+   * each ```diff block in it shown as a diff: the evidence reads the same as in an answer.
+   */
+  function evidence(source, plainClass) {
+    const fragment = document.createDocumentFragment();
+    const lines = String(source == null ? "" : source).replace(/\r\n?/g, "\n").split("\n");
+    let plain = [];
+    const flush = () => {
+      const text = plain.join("\n").replace(/^\n+|\n+$/g, "");
+      if (text) {
+        const paragraph = element("p", plainClass);
+        paragraph.textContent = text;
+        fragment.append(paragraph);
+      }
+      plain = [];
+    };
+    for (let i = 0; i < lines.length; i += 1) {
+      const fence = lines[i].match(FENCE);
+      if (!fence || !DIFF_LANGUAGES.has(fence[2].toLowerCase())) {
+        plain.push(lines[i]);
+        continue;
+      }
+      const body = [];
+      i += 1;
+      while (i < lines.length && !lines[i].trim().startsWith(fence[1])) body.push(lines[i++]);
+      flush();
+      fragment.append(diff(body));
+    }
+    flush();
+    return fragment;
+  }
+
+  window.PilothouseMarkdown = { render, evidence };
 })();
