@@ -41,6 +41,23 @@ async def test_get_application_adds_details_on_request(connect: Connect) -> None
     assert payload["last_operation"]["results"] == 9
 
 
+async def test_a_wrong_project_on_a_read_is_a_hint_not_a_wall(connect: Connect) -> None:
+    app = DEGRADED
+    async with connect() as argocd:
+        right = await argocd("get_application", name=app.name, project=app.project)
+        wrong = await argocd("get_application", name=app.name, project="made-up-project")
+        history = await argocd("get_application_history", name=app.name,
+                               project="made-up-project")
+        missing = await argocd("get_application", name="nope", project="payments")
+    assert not right.is_error and "project_note" not in right.payload
+    assert not wrong.is_error and wrong.payload["name"] == app.name
+    assert wrong.text.startswith(f"Note: application '{app.name}' is not in project "
+                                 f"'made-up-project'. It is in project '{app.project}'.")
+    assert not history.is_error and "not in project 'made-up-project'" in history.text
+    # An app that does not exist anywhere is still an error that says what to do.
+    assert missing.is_error and "was not found" in missing.payload["error"]
+
+
 async def test_unknown_app_gets_a_message_that_says_what_to_do(connect: Connect) -> None:
     async with connect() as argocd:
         for tool in ("get_application", "get_application_resource_tree",

@@ -40,6 +40,10 @@ def error_message(body: bytes) -> str:
     return ""
 
 
+class NotFound(UserInputError):
+    """Argo CD answered 404: the object does not exist (in the project asked for)."""
+
+
 def http_error(status: int, body: bytes, *, subject: str | None,
                redact: Redactor) -> PilothouseError:
     """The error for an HTTP failure; `subject` (e.g. "Application 'x'") names what was asked."""
@@ -57,8 +61,8 @@ def http_error(status: int, body: bytes, *, subject: str | None,
                                   hint="The account's RBAC policy does not allow this; "
                                        "ask an Argo CD admin to grant it.")
     if status == 404:
-        return UserInputError(f"{subject or 'The resource'} was not found ({message}).",
-                              hint="Check the name and project.")
+        return NotFound(f"{subject or 'The resource'} was not found ({message}).",
+                        hint="Check the name and project.")
     if status == 400 and "another operation is already in progress" in message:
         return UserInputError(f"Argo CD refused: {message}.",
                               hint="Wait for the running operation to finish; get_application "

@@ -17,7 +17,16 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BeforeValidator, Field
 
 from pilothouse.config import Settings
-from pilothouse.tools.argocd import change_tools, details, instances, listing, search, sync, views
+from pilothouse.tools.argocd import (
+    change_tools,
+    details,
+    instances,
+    listing,
+    project_hint,
+    search,
+    sync,
+    views,
+)
 from pilothouse.tools.argocd.client import ArgoCDClient
 from pilothouse.tools.argocd.output import fit
 from pilothouse.tools.http_api import server as tool_base
@@ -188,6 +197,7 @@ def build_argocd_server(settings: Settings | None = None, *,
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                     idempotent_hint=False, open_world_hint=True)))
     registered.extend(change_tools.change_tools(run))  # issue 18: annotated per tool
+    registered = project_hint.with_project_as_hint(registered)
     registered = instances.with_instance_argument(registered, settings)  # issue 18
     server = tool_base.http_tool_server(SERVER_NAME, INSTRUCTIONS, run, registered,
                                         log_level=settings.log_level)
