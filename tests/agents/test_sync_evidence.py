@@ -80,6 +80,8 @@ async def test_a_direct_real_sync_is_approved_on_the_dry_run_code_computed(
     for resource in dry_run["resources"]:
         assert f"{resource['kind']} {resource['namespace']}/{resource['name']}" in prompt
     assert f"Evidence {dry_run['evidence']}" in prompt
+    # The lines that would change, as a diff every interface colours.
+    assert "```diff" in prompt and dry_run["diffs"][0]["diff"].splitlines()[0] in prompt
     assert next(e for e in rest if isinstance(e, ToolResult)).status == "success"
     assert synced["dry_run"] is False
     assert synced["evidence"] == dry_run["evidence"]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
 from argocd_harness import SCENARIOS, Connect
 
 from pilothouse.config import Settings
 from pilothouse.sandbox.argocd.fleet import Fleet
+from pilothouse.sandbox.argocd.server import RunningSandbox
 
 FLEET = Fleet(SCENARIOS)
 DRIFTED = [FLEET.app(i).name for i in range(len(FLEET))
@@ -94,3 +96,21 @@ async def test_evidence_is_the_same_for_the_same_state_and_names_what_changes(
     assert pruning.payload["evidence"] != first.payload["evidence"]
     assert all(r["status"] == "OutOfSync" and r["action"] == "apply"
                for r in first.payload["resources"])
+
+
+async def test_the_dry_run_shows_the_diff_and_its_evidence_covers_every_line(
+        connect: Connect, writable: Settings, fleet: RunningSandbox) -> None:
+    name = DRIFTED[5]
+    async with connect(writable) as argocd:
+        before = await argocd("sync_application", name=name)
+        # Someone edits the live ConfigMap again: the same resources differ, other lines do.
+        async with httpx.AsyncClient() as http:
+            drift = await http.post(f"{fleet.url}/_sandbox/applications/{name}/drift", json={},
+                                    headers={"Authorization": f"Bearer {fleet.token}"})
+            drift.raise_for_status()
+        after = await argocd("sync_application", name=name)
+    assert before.payload["differing"] >= 1 and before.payload["diffs"]
+    assert "```diff" in before.text and "\n-" in before.text and "\n+" in before.text
+    assert after.payload["resources"] == before.payload["resources"]
+    assert after.payload["diffs"] != before.payload["diffs"]
+    assert after.payload["evidence"] != before.payload["evidence"]

@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from pilothouse.tools.argocd.views import SYNC
 from pilothouse.tools.views import number, page_header, render, table
 
 
@@ -73,6 +74,14 @@ def _diffs(payload: Mapping[str, Any]) -> list[str]:
         parts.append(f"Left out: {number(omitted.get('lines', 0))} diff lines, "
                      f"{number(omitted.get('resources', 0))} resources.")
     return parts
+
+
+def sync_view(payload: Mapping[str, Any]) -> str:
+    """A sync (dry run or started): its fields, then the diff it applies, resource by resource."""
+    if _failed(payload):
+        return render(payload)
+    fields = {k: v for k, v in payload.items() if k not in ("diffs", "omitted", "differing")}
+    return "\n\n".join([render(fields, SYNC), *_diffs(payload)])
 
 
 def diff_view(payload: Mapping[str, Any]) -> str:

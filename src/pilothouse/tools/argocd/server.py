@@ -19,6 +19,7 @@ from pydantic import BeforeValidator, Field
 from pilothouse.config import Settings
 from pilothouse.tools.argocd import (
     change_tools,
+    change_views,
     details,
     instances,
     listing,
@@ -169,7 +170,7 @@ def build_argocd_server(settings: Settings | None = None, *,
                                ) -> CallToolResult:
         return await run(lambda c: sync.sync_application(
             c, name, dry_run=dry_run, approved=approved, prune=prune, revision=revision,
-            project=project, expected_evidence=expected_evidence), views.view(views.SYNC))
+            project=project, expected_evidence=expected_evidence), change_views.sync_view)
 
     tools: list[tuple[tool_base.ToolFunction, str]] = [
         (list_applications, "List Argo CD applications, paged; filter by project, sync/health "

@@ -18,6 +18,7 @@ from typing import Any
 from pilothouse.errors import ApprovalRequired
 from pilothouse.tools.argocd.client import ArgoCDClient
 from pilothouse.tools.argocd.details import MAX_LISTED, app_name
+from pilothouse.tools.argocd.diff import DiffCollector, live_states
 from pilothouse.tools.tool_server import RequestRejected
 
 
@@ -83,10 +84,20 @@ async def _dry_run(client: ArgoCDClient, name: str, prune: bool, revision: str |
                             subject=f"Application '{name}'")
     changes = _would_change(doc, prune)
     target = _target_revision(body, doc)
+    # What the person approves includes the lines that change: live -> desired, per resource.
+    # Argo CD's desired state is its current target's, so a sync to another revision shows
+    # the resources only.
+    collector = DiffCollector()
+    if not body.get("revision"):
+        for item, live, desired in (await live_states(client, name, project)).values():
+            collector.add(item, live, desired)
+    diff = {k: v for k, v in collector.summary().items() if k != "resources"}
     answer: dict[str, Any] = {
         "application": name, "dry_run": True, "accepted": True, "prune": prune,
         "revision": target, "changes": len(changes), "resources": changes[:MAX_LISTED],
-        "evidence": evidence_fingerprint(name, target, prune, changes),
+        **diff,
+        "evidence": evidence_fingerprint(name, target, prune,
+                                         [*changes, {"diff": collector.digest}]),
     }
     answer["next"] = ("Nothing was changed. " + _APPROVAL_HINT) if changes else \
         "Nothing was changed; the application is already in sync."
