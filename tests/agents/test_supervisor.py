@@ -142,7 +142,7 @@ async def test_a_flood_from_one_agent_is_shown_cut_at_a_line(
     body, note = answer.rsplit("\n\n", 1)
     assert len(answer) <= SHOWN_CHARS and body.endswith("eu-1.")
     assert set(body.splitlines()) == {"payments-api Degraded in production cluster eu-1."}
-    assert note.startswith("[...") and "more characters of argocd's answer left out" in note
+    assert note.startswith("[...") and "the rest of argocd's answer is left out" in note
 
 
 async def test_a_failing_or_slow_agent_gives_a_partial_answer_not_a_crash(

@@ -51,5 +51,7 @@ def fit_shown(text: str, agent: str, chars: int = SHOWN_CHARS) -> str:
         return text
     kept = text[:chars - 200]  # room for the note
     kept = kept[:kept.rfind("\n")] if "\n" in kept else kept
-    return (f"{kept.rstrip()}\n\n[... {len(text) - len(kept):,} more characters of {agent}'s "
-            f"answer left out; ask {agent} a narrower question for the rest.]")
+    # No figure in the note: it is code's words in the answer, and a count no tool returned
+    # would read as an unsupported claim to the grounding check.
+    return (f"{kept.rstrip()}\n\n[... the rest of {agent}'s answer is left out; ask {agent} "
+            "a narrower question for it.]")
