@@ -6,6 +6,13 @@ evaluation's own questions: a question with its wording shuffled, and a question
 added, both score over 0.85 against the original). An entry at or above `PARAPHRASE` against any
 evaluation question fails the test: it could be a rewording of that question, so the evaluation
 would measure the bank, not the agent.
+
+The selector compares requests with their resource names masked (`intent_text`), so the bank is
+also measured that way: an entry that, names aside, reads as an evaluation question (a template
+of it with other apps or repositories) scores 1.0 there. Masked, same-intent requests in other
+words score 0.5-0.8 (a log request "tail the container output of X, 50 lines" 0.53 against
+"Show me the last 50 log lines of Y"), and a mechanical rewording of a question 0.85 or more;
+`TEMPLATE` sits there.
 """
 
 from __future__ import annotations
@@ -16,10 +23,11 @@ import numpy as np
 import pytest
 
 from pilothouse.agents.example_bank import BANKS
-from pilothouse.agents.examples import MiniLMEmbedder
+from pilothouse.agents.examples import MiniLMEmbedder, intent_text
 from pilothouse.evals.cases import load_cases
 
 PARAPHRASE = 0.80
+TEMPLATE = 0.85
 CASES = Path(__file__).resolve().parents[2] / "evals" / "cases"
 
 
@@ -46,12 +54,26 @@ def test_no_bank_entry_is_an_evaluation_question_or_a_paraphrase(embed: MiniLMEm
     assert not set(entries) & set(questions)
 
 
+def test_no_bank_entry_is_an_evaluation_question_with_other_names(embed: MiniLMEmbedder) -> None:
+    questions = eval_questions()
+    entries = [e.request for bank in BANKS.values() for e in bank]
+    similarity = (embed([intent_text(e) for e in entries])
+                  @ embed([intent_text(q) for q in questions]).T)
+    worst = np.unravel_index(np.argmax(similarity), similarity.shape)
+    assert similarity.max() < TEMPLATE, (
+        f"{entries[worst[0]]!r} is {similarity.max():.2f} similar (names masked) to the "
+        f"evaluation question {questions[worst[1]]!r}")
+
+
 def test_the_threshold_catches_a_reworded_evaluation_question(embed: MiniLMEmbedder) -> None:
     # The detector must be able to fail: a mechanical rewording of each question scores above.
     questions = [q for q in eval_questions() if len(q.split()) >= 4][:20]
     reworded = [f"please, {' '.join(reversed(q.rstrip('?.').split()))}" for q in questions]
     scores = np.sum(embed(questions) * embed(reworded), axis=1)
     assert float(np.median(scores)) >= PARAPHRASE
+    masked = np.sum(embed([intent_text(q) for q in questions])
+                    * embed([intent_text(r) for r in reworded]), axis=1)
+    assert float(np.median(masked)) >= TEMPLATE
 
 
 def test_every_example_calls_a_tool_its_agent_has_with_known_arguments() -> None:
@@ -64,3 +86,21 @@ def test_every_example_calls_a_tool_its_agent_has_with_known_arguments() -> None
     for agent, bank in BANKS.items():
         for example in bank:
             assert example.tool in known[agent], (agent, example.tool)
+
+
+@pytest.mark.parametrize(("question", "tool"), [
+    ("undo the last release of billing-ledger-staging", "rollback_application"),
+    ("what restart or scale operations exist for Deployment orders-api in orders-api-dev",
+     "run_resource_action"),
+    ("does the cluster copy of orders-api-staging match what git says", "diff_application"),
+    ("past revisions deployed to orders-api-production", "get_application_history"),
+])
+def test_change_questions_are_shown_an_example_of_their_tool(
+        embed: MiniLMEmbedder, question: str, tool: str) -> None:
+    # The five change-safety tools have close names; without an example of its own, the local
+    # model answered a rollback plan with the timeline tool.
+    from pilothouse.agents.example_bank import ARGOCD_EXAMPLES
+    from pilothouse.agents.examples import ExampleSelector
+    from pilothouse.tools.argocd.server import READ_TOOLS, WRITE_TOOLS
+    selector = ExampleSelector(ARGOCD_EXAMPLES, [*READ_TOOLS, *WRITE_TOOLS], embed)
+    assert tool in [e.tool for e in selector.nearest(question)[:2]]

@@ -4,7 +4,8 @@ Written for this bank, to show argument shapes a small model gets wrong (a team 
 environment is a search, not a `project=` filter; statuses are spelled as Argo CD spells them;
 a repository is `owner` + `repo`). None of them is an evaluation question or a paraphrase of
 one: `tests/agents/test_example_bank.py` measures every entry against every evaluation
-question and fails above the threshold it justifies. Names are the sandboxes' own.
+question, as written and with names masked (as the selector compares them), and fails above
+the thresholds it justifies. Names are the sandboxes' own.
 """
 
 from __future__ import annotations
@@ -45,13 +46,14 @@ ARGOCD_EXAMPLES: tuple[Example, ...] = (
             {"query": "eks-staging-eu-west-1", "resource_types": "applications"}),
     Example("degraded apps of the checkout team", "list_applications",
             {"project": "checkout", "health_status": "Degraded"}),
-    Example("sync and health of notifications-webhooks-staging", "get_application",
+    Example("is notifications-webhooks-staging OK right now", "get_application",
             {"name": "notifications-webhooks-staging"}),
     Example("which pods of orders-worker-production are failing", "get_application_resource_tree",
             {"name": "orders-worker-production"}),
     Example("recent warning events for checkout-api-dev", "get_application_events",
             {"name": "checkout-api-dev", "warnings_only": True}),
-    Example("last 50 log lines of billing-invoices-staging", "get_application_logs",
+    Example("tail the container output of billing-invoices-staging, 50 lines",
+            "get_application_logs",
             {"name": "billing-invoices-staging", "tail_lines": 50}),
     Example("project names with their descriptions, second page", "list_projects",
             {"page": 2}),
@@ -65,6 +67,25 @@ ARGOCD_EXAMPLES: tuple[Example, ...] = (
             {"selector": "tier=frontend"}),
     Example("preview a sync of payments-worker-staging", "sync_application",
             {"name": "payments-worker-staging", "dry_run": True}),
+    # Change safety (issue 18): five tools with close names; the local model reached for the
+    # newest-looking one (the timeline) for a rollback plan or a list of resource actions.
+    Example("list the releases of identity-auth-production with their commits",
+            "get_application_history", {"name": "identity-auth-production"}),
+    Example("has anyone hand-edited checkout-api-dev in the cluster", "diff_application",
+            {"name": "checkout-api-dev"}),
+    Example("timeline of deploys and warnings for checkout-web-production",
+            "get_application_changes", {"name": "checkout-web-production"}),
+    Example("preview returning identity-auth-production to deploy 12", "rollback_application",
+            {"name": "identity-auth-production", "history_id": 12, "dry_run": True}),
+    Example("revert search-indexer-staging to the release before the current one",
+            "rollback_application", {"name": "search-indexer-staging", "dry_run": False}),
+    Example("actions available on Deployment checkout-api in checkout-api-dev",
+            "run_resource_action",
+            {"name": "checkout-api-dev", "kind": "Deployment", "resource_name": "checkout-api"}),
+    Example("trigger a rollout restart of Deployment search-indexer in search-indexer-staging "
+            "through Argo CD", "run_resource_action",
+            {"name": "search-indexer-staging", "kind": "Deployment",
+             "resource_name": "search-indexer", "action": "restart", "dry_run": False}),
 )
 
 GITHUB_EXAMPLES: tuple[Example, ...] = (

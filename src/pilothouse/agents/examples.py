@@ -7,11 +7,16 @@ this question. Nearness is the cosine of the project's offline MiniLM embeddings
 per turn (a few milliseconds). Examples naming a tool the agent does not have (a read-only
 Argo CD has no `sync_application`) are never shown, and neither is one below `MIN_SIMILARITY`:
 an unrelated example misleads more than none.
+
+Both sides are compared with their resource names masked (`intent_text`): MiniLM scores short
+requests mostly by their names, so "undo the last release of billing-ledger-staging" was nearest
+to an example about billing logs, not to the rollback example.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable, Sequence
 
@@ -33,6 +38,14 @@ TOP_K = 3
 MIN_SIMILARITY = 0.35
 
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
+
+#: Resource-like words: owner/repo, hyphenated names (apps, clusters, branches), numbers.
+_NAMES = re.compile(r"\b[\w.]+/[\w.-]+\b|\b[a-z0-9]+(?:-[a-z0-9]+)+\b|\b\d+\b", re.I)
+
+
+def intent_text(request: str) -> str:
+    """`request` with its resource names masked: what is asked, not about what."""
+    return _NAMES.sub("X", request)
 
 
 class MiniLMEmbedder:
@@ -61,13 +74,13 @@ class ExampleSelector:
     def _bank_vectors(self) -> npt.NDArray[np.float32]:
         with self._lock:
             if self._vectors is None:
-                self._vectors = self._embed([e.request for e in self.examples])
+                self._vectors = self._embed([intent_text(e.request) for e in self.examples])
             return self._vectors
 
     def nearest(self, question: str, k: int = TOP_K) -> list[Example]:
         if not self.examples or not question.strip():
             return []
-        scores = self._bank_vectors() @ self._embed([question])[0]
+        scores = self._bank_vectors() @ self._embed([intent_text(question)])[0]
         order = np.argsort(-scores)[:k]
         return [self.examples[i] for i in order if scores[i] >= MIN_SIMILARITY]
 
