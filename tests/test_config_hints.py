@@ -92,6 +92,7 @@ INVALID: dict[str, tuple[str, ...]] = {
     "ARGOCD_READ_ONLY": ("maybe",),
     "PILOTHOUSE_MCP_READ_ONLY": ("maybe",),
     "PILOTHOUSE_LOG_JSON": ("maybe",),
+    "PILOTHOUSE_LOCAL_PREFIX_CACHE": ("maybe",),
     "PILOTHOUSE_TRACE_CONSOLE": ("maybe",),
     "PILOTHOUSE_LOG_LEVEL": ("loud",),
     "PILOTHOUSE_MODEL": ("gpt-4o", "acme:gpt"),

@@ -313,6 +313,8 @@ class Settings:
     local_model_path: Path | None = None
     local_context_tokens: int = 8192
     local_threads: int | None = None
+    #: Keep the local model's KV prefixes on disk, so a new process skips re-reading prompts.
+    local_prefix_cache: bool = True
 
     # Context safety.
     max_tool_output_size: int = 10_000
@@ -408,6 +410,11 @@ class Settings:
     @property
     def models_dir(self) -> Path:
         return self.home / "models"
+
+    @property
+    def prefix_cache_dir(self) -> Path | None:
+        """Where the local model keeps its KV prefixes (None: PILOTHOUSE_LOCAL_PREFIX_CACHE=0)."""
+        return self.home / "cache" / "kv-prefixes" if self.local_prefix_cache else None
 
     def with_model(self, model: str, source: str = "--model") -> Settings:
         """These settings with another `provider:model` (a command's --model option)."""
@@ -542,6 +549,7 @@ class Settings:
             local_context_tokens=r.integer("PILOTHOUSE_LOCAL_CONTEXT_TOKENS", 8192, minimum=1024)
             or 8192,
             local_threads=r.integer("PILOTHOUSE_LOCAL_THREADS", None, minimum=1, sample=2),
+            local_prefix_cache=r.flag("PILOTHOUSE_LOCAL_PREFIX_CACHE", True),
             max_tool_output_size=r.integer("MAX_TOOL_OUTPUT_SIZE", 10_000, minimum=200) or 10_000,
             tool_output_window_share=r.number(
                 "PILOTHOUSE_TOOL_OUTPUT_WINDOW_SHARE", 0.25, low=0.01, high=0.9

@@ -61,6 +61,8 @@ class ChatLocalLlama(BaseChatModel):
     model_name: str = "qwen2.5-coder-1.5b-instruct"
     n_ctx: int = 8192
     n_threads: int | None = None
+    #: Folder of the KV prefixes kept across processes (`local_prefix_store`); None: none.
+    prefix_store: str | None = None
     max_tokens: int = 1024
     temperature: float = 0.0
     #: One call per turn unless bound with `parallel_tool_calls=True`: forced to call, the
@@ -140,7 +142,7 @@ class ChatLocalLlama(BaseChatModel):
             should_stop=should_stop,
             max_calls=MAX_PARALLEL_CALLS if parallel else 1,
         )
-        engine = shared_engine(self.model_path, self.n_ctx, self.n_threads)
+        engine = shared_engine(self.model_path, self.n_ctx, self.n_threads, self.prefix_store)
         return run_turn(engine, messages, outcome, options, tools=tools, choice=choice)
 
     def _metadata(self, outcome: TurnOutcome) -> tuple[UsageMetadata, dict[str, Any]]:
@@ -296,5 +298,6 @@ def build_local_chat_model(
         model_name=settings.model_name if settings.provider == "local" else path.stem,
         n_ctx=settings.local_context_tokens,
         n_threads=settings.local_threads,
+        prefix_store=str(settings.prefix_cache_dir) if settings.prefix_cache_dir else None,
         max_tokens=settings.max_output_tokens,
     )

@@ -4,7 +4,9 @@ One `Llama` is loaded lazily per engine (~1.5 s, 1.9 GiB). llama.cpp contexts ar
 safe; `local_worker` serializes turns on its lock and runs this engine in a child process, so a
 native fault in llama.cpp kills the worker, never the agent. Prompt processing is the slow part
 on CPU (~90 tokens/s), so the engine keeps the KV cache of the last prompt and, when a turn
-switches to a different prompt, snapshots the old one so the next turn can resume it.
+switches to a different prompt, snapshots the old one so the next turn can resume it. With a
+`PrefixStore`, each distinct system prefix is also saved to disk once, so the next process
+resumes it too (`local_prefix_store`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import atexit
 import codecs
 import contextlib
 import io
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -23,13 +26,17 @@ from typing import Any, Protocol
 
 from pilothouse.errors import ConfigurationError, ModelProviderError
 from pilothouse.models import local_llama_adapter as adapter
+from pilothouse.models.local_prefix_store import PrefixStore, store_dir
 
 # Keep this many tokens free for the answer before calling a prompt too long.
 MIN_ANSWER_TOKENS = 256
 # Snapshot the KV cache before discarding at least this many cached tokens.
 SNAPSHOT_MIN_TOKENS = 128
 SNAPSHOT_BUDGET_BYTES = 512 * 2**20
+log = logging.getLogger("pilothouse.models")
 _IM_START = "<|im_start|>"
+#: Where a prompt's stable part ends: the system prompt and tool schemas come before it.
+_FIRST_TURN = "<|im_start|>user"
 
 
 class ContextOverflowError(ModelProviderError):
@@ -95,7 +102,8 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
 class LocalEngine:
     """A loaded GGUF model with a lock, KV snapshots and a streaming token loop."""
 
-    def __init__(self, path: Path, n_ctx: int, n_threads: int | None) -> None:
+    def __init__(self, path: Path, n_ctx: int, n_threads: int | None,
+                 store: PrefixStore | None = None) -> None:
         self.path = path
         self.n_ctx = n_ctx
         self.n_threads = n_threads or os.cpu_count() or 1
@@ -104,6 +112,7 @@ class LocalEngine:
         self._snapshots: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
         self._snapshots_ok = True
         self._grammars: dict[str, Any] = {}
+        self.store = store
 
     @property
     def llama(self) -> Any:
@@ -174,12 +183,53 @@ class LocalEngine:
                 shared = _common_prefix(key, tokens)
                 if shared > best_len + SNAPSHOT_MIN_TOKENS // 4:
                     best, best_len = key, shared
+            self._load_stored(tokens, best_len)
+            for key in self._snapshots:  # a state just read from disk competes too
+                shared = _common_prefix(key, tokens)
+                if shared > best_len + SNAPSHOT_MIN_TOKENS // 4:
+                    best, best_len = key, shared
             if best is not None:
                 self._restore(best)
         except Exception:
             self._snapshots_ok = False
             self._snapshots.clear()
             llm.reset()  # KV state unknown: start clean rather than decode on garbage
+
+    # -- the store on disk: never a reason to fail a turn either ------------------------------
+
+    def _load_stored(self, tokens: list[int], best_len: int) -> None:
+        """Bring into memory the stored state sharing more of `tokens` than `best_len`."""
+        if self.store is None:
+            return
+        try:
+            best, length = None, best_len + SNAPSHOT_MIN_TOKENS // 4
+            for key in self.store.stored():
+                shared = _common_prefix(key, tokens)
+                if key not in self._snapshots and shared > length:
+                    best, length = key, shared
+            data = self.store.load(best) if best is not None else None
+            if best is not None and data is not None:
+                self._snapshots[best] = data
+        except Exception as error:
+            log.warning("Local model prefix store unusable, going on without it: %s", error)
+            self.store = None
+
+    def _stable_prefix(self, tokens: list[int], prompt: str) -> int:
+        """How many of `tokens` are the prompt's system part (all of them without a turn)."""
+        start = prompt.find(_FIRST_TURN)
+        return len(tokens) if start < 0 else len(self.tokenize(prompt[:start]))
+
+    def _save_stable_prefix(self, tokens: list[int], prompt: str) -> None:
+        """Store the KV state once per distinct system prefix, for the next process."""
+        if self.store is None or not self._snapshots_ok:
+            return
+        try:
+            stable = tokens[:self._stable_prefix(tokens, prompt)]
+            if len(stable) >= SNAPSHOT_MIN_TOKENS and not self.store.covers(stable):
+                self.store.save(*adapter.save_sequence(self.llama, _import_llama()))
+        except Exception as error:
+            log.warning("Local model prefix store unusable, going on without it: %s", error)
+            self.store = None
 
     # -- generation --------------------------------------------------------------------------
 
@@ -252,6 +302,7 @@ class LocalEngine:
         text += decoder.decode(b"", final=True)
         if len(text) > sent:
             yield text[sent:]
+        self._save_stable_prefix(tokens, prompt)
 
 
 _ENGINES: list[LocalEngine] = []
@@ -259,9 +310,19 @@ _ENGINES_LOCK = threading.Lock()
 _VOCABS: dict[str, Any] = {}
 
 
-def open_engine(path: Path | str, n_ctx: int, n_threads: int | None = None) -> LocalEngine:
-    """An engine in this process (the worker's, or a benchmark's); freed at exit."""
-    engine = LocalEngine(Path(path).resolve(), n_ctx, n_threads)
+def open_engine(path: Path | str, n_ctx: int, n_threads: int | None = None,
+                prefix_store: Path | None = None) -> LocalEngine:
+    """An engine in this process (the worker's, or a benchmark's); freed at exit.
+
+    `prefix_store`: the folder of the KV prefixes kept across processes (None: none kept).
+    """
+    model = Path(path).resolve()
+    store = None
+    if prefix_store is not None:
+        with contextlib.suppress(OSError, ConfigurationError):  # no store: slower, not broken
+            store = PrefixStore(store_dir(prefix_store, model, n_ctx,
+                                          str(_import_llama().__version__)))
+    engine = LocalEngine(model, n_ctx, n_threads, store)
     with _ENGINES_LOCK:
         _ENGINES.append(engine)
     return engine

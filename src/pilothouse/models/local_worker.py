@@ -95,10 +95,12 @@ def _rebuild(payload: ErrorPayload) -> Exception:
 class WorkerEngine:
     """A `LocalEngine` in a child process, started on first use and again after a crash."""
 
-    def __init__(self, path: Path, n_ctx: int, n_threads: int | None) -> None:
+    def __init__(self, path: Path, n_ctx: int, n_threads: int | None,
+                 prefix_store: str | None = None) -> None:
         self.path = path
         self.n_ctx = n_ctx
         self.n_threads = n_threads
+        self.prefix_store = prefix_store
         self.lock = threading.Lock()  # held by a caller for a whole turn
         self._process: BaseProcess | None = None
         self._conn: Connection | None = None
@@ -116,7 +118,7 @@ class WorkerEngine:
         parent_end, child_end = context.Pipe(duplex=True)
         process = context.Process(
             target=serve,
-            args=(child_end, str(self.path), self.n_ctx, self.n_threads),
+            args=(child_end, str(self.path), self.n_ctx, self.n_threads, self.prefix_store),
             name="pilothouse-model-worker",
             daemon=True,  # never outlives us, even if the exit handler cannot run
         )
@@ -230,13 +232,14 @@ _ENGINES: dict[tuple[str, int], WorkerEngine] = {}
 _ENGINES_LOCK = threading.Lock()
 
 
-def shared_engine(path: Path | str, n_ctx: int, n_threads: int | None = None) -> WorkerEngine:
+def shared_engine(path: Path | str, n_ctx: int, n_threads: int | None = None,
+                  prefix_store: str | None = None) -> WorkerEngine:
     """The process-wide worker for (file, context size); it starts on the first turn."""
     key = (str(Path(path).resolve()), n_ctx)
     with _ENGINES_LOCK:
         engine = _ENGINES.get(key)
         if engine is None:
-            engine = _ENGINES[key] = WorkerEngine(Path(key[0]), n_ctx, n_threads)
+            engine = _ENGINES[key] = WorkerEngine(Path(key[0]), n_ctx, n_threads, prefix_store)
         return engine
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 from pilothouse.errors import ConfigurationError, PilothouseError
@@ -73,11 +74,13 @@ class ParentStop:
         return bool(self.conn.recv())
 
 
-def serve(conn: Connection, model_path: str, n_ctx: int, n_threads: int | None) -> None:
+def serve(conn: Connection, model_path: str, n_ctx: int, n_threads: int | None,
+          prefix_store: str | None = None) -> None:
     """The worker's main loop (the target of the spawned process)."""
     # Ctrl-C reaches the whole terminal process group; the parent decides what it stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    engine = open_engine(model_path, n_ctx, n_threads)
+    engine = open_engine(model_path, n_ctx, n_threads,
+                         Path(prefix_store) if prefix_store else None)
     parent = ParentStop(conn)
 
     while True:
