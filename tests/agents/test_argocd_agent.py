@@ -90,3 +90,27 @@ async def test_real_sync_waits_for_approval_and_the_model_cannot_approve_itself(
         assert "accepted: yes" in result.preview
     else:
         assert result.status == "error" and "not now" in result.preview
+
+
+async def test_the_model_is_not_shown_the_arguments_code_sets_and_an_invented_project_is_moot(
+    sandbox: RunningSandbox, scripted_setup: Callable[..., ModelSetup],
+    make_settings: Callable[..., Settings],
+) -> None:
+    settings = dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000"),
+                                   argocd_url=sandbox.url, argocd_token=sandbox.token,
+                                   argocd_read_only=False)
+    setup = scripted_setup([tool_call("rollback_application", name="checkout-api-dev"),
+                            "That is the plan."], window=32_000, settings=settings)
+    async with open_argocd_toolkit(settings) as toolkit:
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+        events = await run(graph, "what would a rollback of checkout-api-dev do?", "hidden")
+
+    shown = {tool["function"]["name"]: tool["function"]["parameters"]["properties"]
+             for tool in setup.chat_model.requests[0].tools}  # type: ignore[attr-defined]
+    for name in ("rollback_application", "run_resource_action", "sync_application"):
+        assert not {"approved", "expected_evidence", "follow_seconds"} & shown[name].keys()
+        assert "dry_run" in shown[name] and "name" in shown[name]
+    assert "project" not in shown["get_application"] | shown["rollback_application"]
+    assert "project" in shown["list_applications"]  # a filter there, not a redundant scope
+    result = next(e for e in events if isinstance(e, ToolResult))
+    assert result.status == "success"  # the dry run, planned without any hidden argument

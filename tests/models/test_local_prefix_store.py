@@ -22,7 +22,8 @@ MODELS_DIR = Path(
     os.environ.get("PILOTHOUSE_TEST_MODELS_DIR", "~/.cache/pilothouse-test/models")
 ).expanduser()
 SYSTEM = ("<|im_start|>system\nYou answer questions about an inventory of services. "
-          + " ".join(f"Service {i} runs on cluster c{i % 7} in project p{i % 5}." for i in range(40))
+          + " ".join(f"Service {i} runs on cluster c{i % 7} in project p{i % 5}."
+                     for i in range(40))
           + "<|im_end|>\n")
 TURN = "<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n"
 

@@ -33,6 +33,13 @@ ROLLBACK_TOOL = "rollback_application"
 ACTION_TOOL = "run_resource_action"
 #: Tools that change the cluster: each has a dry run, `approved` and `expected_evidence`.
 GATED_TOOLS: tuple[str, ...] = (SYNC_TOOL, ROLLBACK_TOOL, ACTION_TOOL)
+#: Arguments the model never chooses, hidden from the schemas it is shown (the server still
+#: takes them): approval is set from the recorded evidence, the health follow-up has a sound
+#: default, and `project` of a named app is redundant (names are unique per Argo CD). Measured
+#: on the local model: it filled in every optional argument, `project` with the app's own
+#: name ("not found", so no rollback could even be planned) and `expected_evidence` with its
+#: description.
+_HIDDEN_ARGS = ("approved", "expected_evidence", "follow_seconds")
 _SHOWN = 20  # resources listed in a prompt; the fingerprint covers all of them
 _DIFF_SHOWN = 40  # diff lines in a prompt; the fingerprint covers every line
 
@@ -122,6 +129,21 @@ class ArgoCDEvidence:
                 "suggestion": "Check the application name and Argo CD, then ask again."}
 
 
+def model_facing(tool: BaseTool) -> BaseTool:
+    """`tool` with the arguments the model never chooses left out of its schema."""
+    schema = tool.args_schema
+    if not isinstance(schema, dict):
+        return tool
+    properties = dict(schema.get("properties") or {})
+    hidden = {*_HIDDEN_ARGS, *(("project",) if "name" in properties else ())}
+    if not hidden & properties.keys():
+        return tool
+    kept = {k: v for k, v in properties.items() if k not in hidden}
+    narrowed = {**schema, "properties": kept,
+                "required": [r for r in schema.get("required") or [] if r in kept]}
+    return tool.model_copy(update={"args_schema": narrowed})
+
+
 def sync_gate(tools: list[BaseTool]) -> EvidenceGate:
     """(approvals, middleware outside the gate, middleware inside it) for the gated tools."""
     return evidence_gate([ArgoCDEvidence({t.name: t for t in tools if t.name in GATED_TOOLS})])
@@ -130,7 +152,8 @@ def sync_gate(tools: list[BaseTool]) -> EvidenceGate:
 @asynccontextmanager
 async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
     """Start the Argo CD tool server for `settings` and yield the agent's toolkit."""
-    async with open_mcp_tools("argocd", stdio_parameters(settings)) as tools:
+    async with open_mcp_tools("argocd", stdio_parameters(settings)) as served:
+        tools = [model_facing(tool) for tool in served]
         approvals, evidence, approved = sync_gate(tools)
         yield Toolkit(
             name="argocd",

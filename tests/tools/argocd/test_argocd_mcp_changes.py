@@ -162,6 +162,24 @@ async def test_resource_actions_are_listed_planned_and_run_with_health_followed(
     assert "Progressing" in ran.payload["health"]["observed"]
 
 
+async def test_a_guessed_namespace_finds_the_one_resource_and_the_plan_names_its_own(
+        connect: Connect, writable: Settings) -> None:
+    name = pick("Synced", "Healthy", auto=True, skip=3)
+    app = next(a for a in APPS if a.name == name)
+    deployment = {"name": name, "kind": "Deployment", "resource_name": f"{app.team}-{app.service}",
+                  "action": "restart"}
+    async with connect(writable) as argocd:
+        right = await argocd("run_resource_action", **deployment)
+        guessed = await argocd("run_resource_action", **deployment, namespace=name)
+        missing = await argocd("run_resource_action", **{**deployment, "resource_name": "nope"},
+                               namespace=name)
+    # The person approves the real resource: same resource, same evidence as the right call.
+    assert guessed.payload["resource"] == right.payload["resource"]
+    assert f"/{name}/" not in guessed.payload["resource"]
+    assert guessed.payload["evidence"] == right.payload["evidence"]
+    assert missing.is_error and "is not a live resource" in missing.payload["error"]
+
+
 async def test_an_action_whose_resource_changed_after_approval_does_not_run(
         connect: Connect, writable: Settings, fleet: RunningSandbox) -> None:
     name = pick("Synced", "Healthy", auto=True, skip=2)

@@ -41,17 +41,32 @@ def _live_summary(live: dict[str, Any]) -> dict[str, Any]:
     return summary
 
 
-async def _find(client: ArgoCDClient, name: str, kind: str, resource_name: str,
-                namespace: str | None, project: str | None) -> tuple[dict[str, Any], Any]:
+async def _live_matches(client: ArgoCDClient, name: str, kind: str, resource_name: str,
+                        namespace: str | None, project: str | None) -> list[tuple[Any, Any]]:
     params = {"kind": kind, "name": resource_name,
               **({"namespace": namespace} if namespace else {}),
               **({"project": project} if project else {})}
     doc = await client.get(f"/api/v1/applications/{name}/managed-resources", params,
                            subject=f"Application '{name}'")
-    for item in doc.get("items") or []:
-        live = parse_state(item.get("liveState"))
-        if item.get("kind") == kind and item.get("name") == resource_name and live:
-            return item, live
+    return [(item, live) for item in doc.get("items") or []
+            if item.get("kind") == kind and item.get("name") == resource_name
+            and (live := parse_state(item.get("liveState")))]
+
+
+async def _find(client: ArgoCDClient, name: str, kind: str, resource_name: str,
+                namespace: str | None, project: str | None) -> tuple[dict[str, Any], Any]:
+    found = await _live_matches(client, name, kind, resource_name, namespace, project)
+    if not found and namespace:
+        # A namespace that holds no such resource is a guess (measured: the local model put
+        # the app's name there); the one resource of that kind and name is the one meant, and
+        # the dry run names its real namespace, which is what the person approves.
+        found = await _live_matches(client, name, kind, resource_name, None, project)
+    if len(found) == 1:
+        return found[0]
+    if found:
+        spaces = ", ".join(sorted(str(item.get("namespace")) for item, _ in found))
+        raise UserInputError(f"{kind} '{resource_name}' of '{name}' is in several namespaces: "
+                             f"{spaces}.", hint="Call again with namespace set to one of them.")
     raise UserInputError(f"{kind} '{resource_name}' is not a live resource of '{name}'.",
                          hint="Check kind and name with get_application(include_resources="
                               "true) or get_application_resource_tree.")
