@@ -115,3 +115,32 @@ async def test_a_question_naming_two_domains_asks_both_agents_one_after_the_othe
                        (["ask_argocd", "ask_github", "ask_devops"], None)]
     assert [e.text for e in events if isinstance(e, Answer)] == [
         "payments-api is Degraded and its CI fails.\n\nargocd answered.\n\ngithub answered."]
+
+
+async def test_a_first_question_for_one_agent_reaches_it_as_asked_and_later_ones_as_reworded(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+) -> None:
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
+    argocd_setup = scripted_setup(["argocd answered.", "argocd answered again.", "once more."])
+    agents = [InProcessSubAgent("argocd", "Argo CD.", specialist(settings, argocd_setup,
+                                                                  "argocd"))]
+    setup = scripted_setup([
+        tool_call("ask_argocd", question="What is the sync status, health and pod logs?"),
+        tool_call("ask_argocd", question="Show the events of payments-api-production"),
+        tool_call("ask_argocd", question="Sync status of payments-api-production")])
+    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
+    conversation = Conversation(supervisor.graph, "r-4")
+
+    await collect_answers(conversation, "Diff payments-api-production against git")
+    await collect_answers(conversation, "and its events?")  # no domain word: the model's words
+    await collect_answers(conversation, "What about its sync?")  # named, but a later turn
+
+    asked = [str(r.messages[-1].content).split("\n\n(Answer in")[0]
+             for r in argocd_setup.chat_model.requests]  # type: ignore[attr-defined]
+    assert asked[0] == "Diff payments-api-production against git"
+    assert asked[1:] == ["Show the events of payments-api-production",
+                         "Sync status of payments-api-production"]
+
+
+async def collect_answers(conversation: Conversation, question: str) -> list[str]:
+    return [e.text async for e in conversation.ask(question) if isinstance(e, Answer)]
