@@ -42,7 +42,8 @@ async def test_sub_agent_work_is_nested_and_an_approval_shows_the_command_with_r
         await ask(pilot, app, "Which apps are in payments?")
         await until(pilot, lambda: len(answers(app)) == 1, "the answer")
         activity = texts(app, "#activity .activity")
-        assert activity[0] == '→ ask_argocd(question="Apps in payments?")'
+        # The first question names one agent: it is passed on in the person's words.
+        assert activity[0] == '→ ask_argocd(question="Which apps are in payments?")'
         assert activity[1] == '  ↳ argocd: → list_applications(project="payments")'
         assert activity[2].startswith("  ↳ argocd: ← list_applications: ")
         assert activity[3].startswith("← ask_argocd: ")
