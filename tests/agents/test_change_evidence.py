@@ -28,6 +28,7 @@ from pilothouse.runtime.session import Conversation
 from pilothouse.sandbox.argocd.fleet import Fleet
 from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
 from pilothouse.testing.scripted_model import tool_call
+from pilothouse.tools.mcp_connect import call_for_payload
 
 APPS = [Fleet().app(i) for i in range(120)]
 DEGRADED_AUTO = [a for a in APPS if a.health == "Degraded" and a.auto_sync]
@@ -112,3 +113,31 @@ async def test_a_change_whose_evidence_changed_after_the_prompt_does_not_run(
     assert next(e for e in rest if isinstance(e, ToolResult)).status == "error"
     assert refused["kind"] == "EvidenceChanged" and nothing in refused["error"]
     assert refused["dry_run"]["evidence"] not in prompt  # the new evidence, to ask again
+
+
+async def test_an_invented_deploy_id_is_dropped_and_a_given_one_kept(
+        sandbox: RunningSandbox, writable: Settings,
+        scripted_setup: Callable[..., ModelSetup]) -> None:
+    record = DEGRADED_AUTO[2]
+    async with open_argocd_toolkit(writable) as toolkit:
+        history = next(t for t in toolkit.tools if t.name == "get_application_history")
+        deploys = (await call_for_payload(history, {"name": record.name}))["items"]
+        older = deploys[-1]["id"]  # the oldest deploy, not the default (the previous one)
+        invented = tool_call("rollback_application", name=record.name, history_id=1,
+                             dry_run=False)
+        _, events = await ask(toolkit, writable, scripted_setup, invented,
+                              "invented-id")
+        given = tool_call("rollback_application", name=record.name, history_id=older,
+                          dry_run=False)
+        setup = scripted_setup([given, "Done."], window=32_000, settings=writable)
+        graph = AgentFactory(writable, setup, InMemorySaver()).build(toolkit).graph
+        named = [e async for e in Conversation(graph, "given-id").ask(
+            f"roll {record.name} back to deploy {older}")]
+
+    # "please do it" gave no id: the call went on without one, so the plan is the default.
+    [prompt] = [e.value["description"] for e in events if isinstance(e, ApprovalRequest)]
+    assert f"to deploy {deploys[1]['id']} " in prompt
+    notes = [e.action.detail for e in events if getattr(e, "action", None) is not None]
+    assert any("dropped history_id=1" in n for n in notes)
+    [prompt] = [e.value["description"] for e in named if isinstance(e, ApprovalRequest)]
+    assert f"to deploy {older} " in prompt

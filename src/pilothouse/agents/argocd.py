@@ -20,6 +20,7 @@ from langchain_core.tools import BaseTool
 
 from pilothouse.agents.argocd_prompt import ARGOCD_SYSTEM_PROMPT
 from pilothouse.agents.evidence_gate import EVIDENCE_KEY, EvidenceGate, evidence_gate
+from pilothouse.agents.grounded_args import GroundedIdsMiddleware
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.runtime.tool_first import ToolFirstMiddleware
@@ -40,6 +41,8 @@ GATED_TOOLS: tuple[str, ...] = (SYNC_TOOL, ROLLBACK_TOOL, ACTION_TOOL)
 #: name ("not found", so no rollback could even be planned) and `expected_evidence` with its
 #: description.
 _HIDDEN_ARGS = ("approved", "expected_evidence", "follow_seconds")
+#: Ids the model may only pass when the conversation gave them (`agents.grounded_args`).
+GROUNDED_IDS = {ROLLBACK_TOOL: ("history_id",)}
 _SHOWN = 20  # resources listed in a prompt; the fingerprint covers all of them
 _DIFF_SHOWN = 40  # diff lines in a prompt; the fingerprint covers every line
 
@@ -161,5 +164,6 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
             tools=tools,
             approvals=approvals,
             after_approval=approved,
-            extra_middleware=[ToolFirstMiddleware(), *evidence],
+            extra_middleware=[ToolFirstMiddleware(), GroundedIdsMiddleware(GROUNDED_IDS),
+                              *evidence],
         )

@@ -23,5 +23,9 @@ words. Never retype them; add one or two sentences: what they show and the next 
 
 Errors: a result with "What to do" is shown to the user too; offer that refinement \
 (narrower term, one resource type, a project or status filter). Never retry the same broad \
-query. Syncing changes clusters: dry run first, sync only after the user approves.
+query.
+
+Changes (sync, rollback, resource action): to preview one, dry_run=true. When the user asks \
+for the change itself, call it with dry_run=false: Pilothouse shows them the dry run and runs \
+it only if they approve.
 """

@@ -159,10 +159,13 @@ class LocalEngine:
     # them: they are an optimization, never a reason to fail a turn.
 
     def _snapshot(self) -> None:
-        key, data = adapter.save_sequence(self.llama, _import_llama())
+        self._remember(*adapter.save_sequence(self.llama, _import_llama()))
+
+    def _remember(self, key: tuple[int, ...], data: bytes) -> None:
         self._snapshots[key] = data
         self._snapshots.move_to_end(key)
-        while sum(len(v) for v in self._snapshots.values()) > SNAPSHOT_BUDGET_BYTES:
+        while sum(len(v) for v in self._snapshots.values()) > SNAPSHOT_BUDGET_BYTES \
+                and len(self._snapshots) > 1:
             self._snapshots.popitem(last=False)
 
     def _restore(self, key: tuple[int, ...]) -> None:
@@ -183,11 +186,7 @@ class LocalEngine:
                 shared = _common_prefix(key, tokens)
                 if shared > best_len + SNAPSHOT_MIN_TOKENS // 4:
                     best, best_len = key, shared
-            self._load_stored(tokens, best_len)
-            for key in self._snapshots:  # a state just read from disk competes too
-                shared = _common_prefix(key, tokens)
-                if shared > best_len + SNAPSHOT_MIN_TOKENS // 4:
-                    best, best_len = key, shared
+            best = self._load_stored(tokens, best_len) or best
             if best is not None:
                 self._restore(best)
         except Exception:
@@ -197,10 +196,10 @@ class LocalEngine:
 
     # -- the store on disk: never a reason to fail a turn either ------------------------------
 
-    def _load_stored(self, tokens: list[int], best_len: int) -> None:
-        """Bring into memory the stored state sharing more of `tokens` than `best_len`."""
+    def _load_stored(self, tokens: list[int], best_len: int) -> tuple[int, ...] | None:
+        """Bring into memory the stored state sharing more of `tokens` than `best_len`: its key."""
         if self.store is None:
-            return
+            return None
         try:
             best, length = None, best_len + SNAPSHOT_MIN_TOKENS // 4
             for key in self.store.stored():
@@ -209,10 +208,12 @@ class LocalEngine:
                     best, length = key, shared
             data = self.store.load(best) if best is not None else None
             if best is not None and data is not None:
-                self._snapshots[best] = data
+                self._remember(best, data)
+                return best
         except Exception as error:
             log.warning("Local model prefix store unusable, going on without it: %s", error)
             self.store = None
+        return None
 
     def _stable_prefix(self, tokens: list[int], prompt: str) -> int:
         """How many of `tokens` are the prompt's system part (all of them without a turn)."""

@@ -24,7 +24,9 @@ def test_prompt_carries_the_seed_strategy() -> None:
     # The page line and table are rendered by code (tools.views); the model is told not to
     # retype them and to offer the refinement an error suggests.
     assert "page line" in prompt and "Never retype" in prompt
-    assert "What to do" in prompt and "approves" in prompt
+    assert "What to do" in prompt and "only if they approve" in prompt
+    # A change the user asks for is called for real: the evidence gate shows the dry run.
+    assert "dry_run=false" in prompt
 
 
 async def test_every_tool_and_parameter_the_prompt_names_exists() -> None:
