@@ -15,11 +15,12 @@ from typing import Any
 
 import httpx
 import pytest
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.agents.argocd import open_argocd_toolkit
 from pilothouse.agents.factory import AgentFactory
+from pilothouse.agents.grounded_args import mentioned
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
@@ -141,3 +142,9 @@ async def test_an_invented_deploy_id_is_dropped_and_a_given_one_kept(
     assert any("dropped history_id=1" in n for n in notes)
     [prompt] = [e.value["description"] for e in named if isinstance(e, ApprovalRequest)]
     assert f"to deploy {older} " in prompt
+
+
+def test_an_id_counts_as_given_only_as_a_whole_number() -> None:
+    said = [HumanMessage("Roll back search-ranker-production-eu-west-1 (chart v1.2) to deploy 52.")]
+    assert mentioned(52, said)
+    assert not mentioned(1, said) and not mentioned(2, said)

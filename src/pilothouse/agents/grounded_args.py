@@ -22,8 +22,9 @@ from pilothouse.context.events import ContextAction, report
 from pilothouse.models.tokens import message_text
 
 
-def _mentioned(value: object, messages: Sequence[BaseMessage]) -> bool:
-    pattern = re.compile(rf"(?<![\w.]){re.escape(str(value))}(?![\w.])")
+def mentioned(value: object, messages: Sequence[BaseMessage]) -> bool:
+    # A whole number: not the 1 of "eu-west-1" or "v1.2", yet "deploy 52." at a sentence's end.
+    pattern = re.compile(rf"(?<![\w.-]){re.escape(str(value))}(?![\w-])(?!\.\d)")
     return any(pattern.search(message_text(m)) for m in messages
                if isinstance(m, HumanMessage | ToolMessage))
 
@@ -44,7 +45,7 @@ class GroundedIdsMiddleware(AgentMiddleware):
         for call in final.tool_calls:
             unsupported = [name for name in self.ids.get(call["name"], ())
                            if call["args"].get(name) is not None
-                           and not _mentioned(call["args"][name], request.messages)]
+                           and not mentioned(call["args"][name], request.messages)]
             dropped += [f"{name}={call['args'][name]}" for name in unsupported]
             calls.append({**call, "args": {k: v for k, v in call["args"].items()
                                            if k not in unsupported}})
