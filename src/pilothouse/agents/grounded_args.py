@@ -13,32 +13,34 @@ model's response, before the evidence gate computes what a person approves.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
 from pilothouse.context.events import ContextAction, report
+from pilothouse.context.rewrite import RequestRewriteMiddleware, final_message, with_final
 from pilothouse.models.tokens import message_text
 
 
 def mentioned(value: object, messages: Sequence[BaseMessage]) -> bool:
+    """Whether `value` occurs as a whole word in a person's message or a tool result."""
     # A whole number: not the 1 of "eu-west-1" or "v1.2", yet "deploy 52." at a sentence's end.
     pattern = re.compile(rf"(?<![\w.-]){re.escape(str(value))}(?![\w-])(?!\.\d)")
     return any(pattern.search(message_text(m)) for m in messages
                if isinstance(m, HumanMessage | ToolMessage))
 
 
-class GroundedIdsMiddleware(AgentMiddleware):
+class GroundedIdsMiddleware(RequestRewriteMiddleware):
     """Drops the id arguments (`ids`: tool -> argument names) no message of the turn supports."""
 
     def __init__(self, ids: Mapping[str, Sequence[str]]) -> None:
         super().__init__()
         self.ids = {tool: tuple(names) for tool, names in ids.items()}
 
-    def _ground(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
-        final = response.result[-1] if response.result else None
-        if not isinstance(final, AIMessage) or not final.tool_calls:
+    def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
+        final = final_message(response)
+        if final is None or not final.tool_calls:
             return response
         dropped: list[str] = []
         calls = []
@@ -53,15 +55,4 @@ class GroundedIdsMiddleware(AgentMiddleware):
             return response
         report(ContextAction("grounding", f"dropped {', '.join(dropped)} from a tool call: "
                              "nobody gave that id", "grounded_ids", {"arguments": len(dropped)}))
-        rebuilt = final.model_copy(update={"tool_calls": calls})
-        return ModelResponse(result=[*response.result[:-1], rebuilt],
-                             structured_response=response.structured_response)
-
-    def wrap_model_call(self, request: ModelRequest,
-                        handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
-        return self._ground(request, handler(request))
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> ModelResponse:
-        return self._ground(request, await handler(request))
+        return with_final(response, tool_calls=calls)

@@ -11,12 +11,17 @@ a question that names none leaves the choice to the model.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, HumanMessage
 
-from pilothouse.context.rewrite import RequestRewriteMiddleware, question_text
+from pilothouse.context.rewrite import (
+    RequestRewriteMiddleware,
+    final_message,
+    question_text,
+    with_final,
+)
 from pilothouse.models.tokens import message_text
 
 #: Words (whole, any case) that put a question in an agent's domain.
@@ -89,29 +94,18 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         pending = [t for t in request.tools if getattr(t, "name", None) in named - asked]
         return request.override(tools=pending, tool_choice="required") if pending else request
 
-    def in_their_words(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
         """`response`, its call of the one named agent given the question as it was asked."""
         messages = request.messages
         humans = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
-        final = response.result[-1] if response.result else None
-        if (len(humans) != 1 or not isinstance(final, AIMessage) or not final.tool_calls
+        final = final_message(response)
+        if (len(humans) != 1 or final is None or not final.tool_calls
                 or any(isinstance(m, AIMessage) for m in messages[humans[0] + 1:])):
             return response
         question = question_text(request)
         named = self.router.agents_for(question)
         if len(named) != 1:
             return response
-        calls = [{**call, "args": {**call["args"], "question": question}}
-                 if call["name"] == f"ask_{named[0]}" else call for call in final.tool_calls]
-        rebuilt = final.model_copy(update={"tool_calls": calls})
-        return ModelResponse(result=[*response.result[:-1], rebuilt],
-                             structured_response=response.structured_response)
-
-    def wrap_model_call(self, request: ModelRequest,
-                        handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
-        return self.in_their_words(request, handler(self.rewrite(request)))
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> ModelResponse:
-        return self.in_their_words(request, await handler(self.rewrite(request)))
+        return with_final(response, tool_calls=[
+            {**call, "args": {**call["args"], "question": question}}
+            if call["name"] == f"ask_{named[0]}" else call for call in final.tool_calls])

@@ -1,4 +1,5 @@
-"""Rewriting the model request: one middleware shape for sync and async runs, turn notes."""
+"""Rewriting the model request (and revising its response): one middleware shape for sync and
+async runs, turn notes."""
 
 from __future__ import annotations
 
@@ -6,26 +7,43 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from pilothouse.models.tokens import message_text
 
 
 class RequestRewriteMiddleware(AgentMiddleware):
-    """Subclasses implement `rewrite`; both call paths hand its result to the model."""
+    """Subclasses implement `rewrite` (the request) and/or `revise` (the model's response);
+    both call paths run them around the model."""
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
-        raise NotImplementedError
+        return request
+
+    def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
+        return response
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse:
-        return handler(self.rewrite(request))
+        return self.revise(request, handler(self.rewrite(request)))
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
-        return await handler(self.rewrite(request))
+        return self.revise(request, await handler(self.rewrite(request)))
+
+
+def final_message(response: ModelResponse) -> AIMessage | None:
+    """The model's reply in `response` (None when it ends with something else)."""
+    final = response.result[-1] if response.result else None
+    return final if isinstance(final, AIMessage) else None
+
+
+def with_final(response: ModelResponse, **update: Any) -> ModelResponse:
+    """`response` with its final message's fields replaced (`content`, `tool_calls`)."""
+    rebuilt = response.result[-1].model_copy(update=update)
+    return ModelResponse(result=[*response.result[:-1], rebuilt],
+                         structured_response=response.structured_response)
 
 
 M = TypeVar("M", bound=BaseMessage)

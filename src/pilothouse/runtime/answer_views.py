@@ -19,15 +19,20 @@ unchanged below its lead.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
 from pilothouse.context.events import ContextAction, report
 from pilothouse.context.grounding import Sources, ground
-from pilothouse.context.rewrite import add_result_note
+from pilothouse.context.rewrite import (
+    RequestRewriteMiddleware,
+    add_result_note,
+    final_message,
+    with_final,
+)
 from pilothouse.models.tokens import message_text
 
 #: Told to the model after the turn's newest tool result, not in the system prompt: a system
@@ -133,7 +138,7 @@ def _sources(request: ModelRequest) -> Sources:
     return Sources(texts)
 
 
-class AnswerViewsMiddleware(AgentMiddleware):
+class AnswerViewsMiddleware(RequestRewriteMiddleware):
     """Builds each final answer from the model's grounded lead and the turn's views.
 
     `views` off (the ablation of issue 15) keeps the model's whole text, grounded; `grounding`
@@ -145,7 +150,7 @@ class AnswerViewsMiddleware(AgentMiddleware):
         self.views = views
         self.grounding = grounding
 
-    def _prepare(self, request: ModelRequest) -> ModelRequest:
+    def rewrite(self, request: ModelRequest) -> ModelRequest:
         if not self.views or not request.messages \
                 or not isinstance(request.messages[-1], ToolMessage):
             return request
@@ -155,10 +160,9 @@ class AnswerViewsMiddleware(AgentMiddleware):
                                           or LEAD_MAX_TOKENS), LEAD_MAX_TOKENS)}
         return request.override(model_settings=settings)
 
-    def _finish(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
-        messages = response.result
-        final = messages[-1] if messages else None
-        if not isinstance(final, AIMessage) or final.tool_calls:
+    def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
+        final = final_message(response)
+        if final is None or final.tool_calls:
             return response
         text = message_text(final)
         views = turn_views(request.messages) if self.views else []
@@ -177,18 +181,7 @@ class AnswerViewsMiddleware(AgentMiddleware):
         answer = "\n\n".join(part for part in (lead, *views) if part)
         if answer == text:
             return response
-        rebuilt = final.model_copy(update={"content": answer})
-        return ModelResponse(result=[*messages[:-1], rebuilt],
-                             structured_response=response.structured_response)
-
-    def wrap_model_call(self, request: ModelRequest,
-                        handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
-        return self._finish(request, handler(self._prepare(request)))
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> ModelResponse:
-        return self._finish(request, await handler(self._prepare(request)))
+        return with_final(response, content=answer)
 
 
 def answer_layers(enabled: Callable[[str], bool]) -> list[AgentMiddleware[Any, Any, Any]]:
