@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.agents.argocd import open_argocd_toolkit
@@ -103,3 +105,29 @@ async def test_every_model_call_of_a_turn_starts_with_the_same_system_prompt_and
     # The lead instruction follows the newest result, where the prompt changes anyway.
     assert str(after_results.messages[-1].content).endswith(TURN_NOTE + LEAD_INSTRUCTION)
     assert LEAD_INSTRUCTION not in str(first.messages[0].content)
+
+
+async def test_a_lead_cut_off_by_the_token_limit_ends_at_its_last_whole_sentence(
+    sandbox: RunningSandbox, make_settings: Callable[..., Settings],
+    scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    settings = dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000"),
+                                   argocd_url=sandbox.url, argocd_token=sandbox.token)
+    cut = AIMessage("57 applications are Degraded. Look at the first one's events and",
+                    response_metadata={"finish_reason": "length"})
+    whole = "57 applications are Degraded. Look at the first one's events and"
+    setup = scripted_setup([tool_call("list_applications", health_status="Degraded"), cut,
+                            tool_call("list_applications", health_status="Degraded"), whole],
+                           window=32_000, settings=settings)
+    async with open_argocd_toolkit(settings) as toolkit:
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+        answers = [next(e.text for e in await collect(graph, "degraded apps?", thread)
+                    if isinstance(e, Answer)).split("\n\n", 1)[0]
+                   for thread in ("cut", "whole")]
+
+    # Only a lead the limit cut loses its fragment; one the model ended is left as it is.
+    assert answers == ["57 applications are Degraded.", whole]
+
+
+async def collect(graph: Any, question: str, thread: str) -> list[Event]:
+    return [e async for e in Conversation(graph, thread).ask(question)]

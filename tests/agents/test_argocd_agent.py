@@ -56,6 +56,37 @@ async def test_inventory_question_pages_through_the_real_server(
     assert result.status == "success" and result.chars < 10_000
 
 
+async def test_a_status_filter_nobody_asked_for_is_dropped_and_the_listing_answers(
+    sandbox: RunningSandbox, scripted_setup: Callable[..., ModelSetup],
+    make_settings: Callable[..., Settings],
+) -> None:
+    settings = dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000"),
+                                   argocd_url=sandbox.url, argocd_token=sandbox.token)
+    setup = scripted_setup([
+        tool_call("list_applications", project="payments", sync_status="Synced",
+                  health_status="Healthy"), LEAD,
+        tool_call("list_applications", project="payments", sync_status="Synced",
+                  health_status="Degraded"), LEAD], window=32_000, settings=settings)
+    async with open_argocd_toolkit(settings) as toolkit:
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+        everything = await run(graph, "Show me the payments applications", "f-1")
+        broken = await run(graph, "Which payments apps are unhealthy?", "f-2")
+
+    calls = [m.tool_calls[0]["args"] for thread in ("f-1", "f-2")
+             for m in (await graph.aget_state({"configurable": {"thread_id": thread}})
+                       ).values["messages"] if getattr(m, "tool_calls", None)]
+    # Asked for all of them: both filters go. Asked for unhealthy ones: the health filter
+    # stays, the sync filter nobody asked for goes.
+    assert calls == [{"project": "payments"},
+                     {"project": "payments", "health_status": "Degraded"}]
+    [answer] = [e.text for e in everything if isinstance(e, Answer)]
+    assert "where project=payments)" in answer or "where project=payments." in answer
+    assert "health_status=Degraded" in next(e.text for e in broken if isinstance(e, Answer))
+    # A page of applications answers the question: the model is asked only for its lead.
+    choices = [r.tool_choice for r in setup.chat_model.requests]  # type: ignore[attr-defined]
+    assert choices == ["required", "none", "required", "none"]
+
+
 @pytest.mark.parametrize("decision", ["approve", "reject"])
 async def test_real_sync_waits_for_approval_and_the_model_cannot_approve_itself(
     decision: str, sandbox: RunningSandbox, scripted_setup: Callable[..., ModelSetup],

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from pilothouse.agents.github import open_github_toolkit
 from pilothouse.config import Settings
-from pilothouse.runtime.tool_first import ToolFirstMiddleware
+from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
 from pilothouse.sandbox.github.server import running_github_sandbox
 
 
@@ -27,4 +27,4 @@ async def test_the_toolkit_reads_its_connection_from_settings_and_calls_a_tool_f
     # A real answer from the sandbox, rendered, not an auth error.
     assert str(answer).startswith("Showing all") and "pull requests in acme-corp/payments-api" \
         in str(answer)
-    assert any(isinstance(m, ToolFirstMiddleware) for m in toolkit.extra_middleware)
+    assert any(isinstance(m, ToolChoiceMiddleware) for m in toolkit.extra_middleware)

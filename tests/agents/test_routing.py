@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.agents.factory import AgentFactory
-from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter
+from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter, workspace_packages
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
@@ -56,26 +57,50 @@ async def test_the_first_call_sees_only_the_named_agents_and_later_calls_see_all
     both = AIMessage(content="", tool_calls=[
         {"name": f"ask_{name}", "args": {"question": "hello"}, "id": f"c-{name}",
          "type": "tool_call"} for name in ("argocd", "devops")])
-    setup = scripted_setup([tool_call("ask_github", question="PRs waiting for review?"), both,
+    setup = scripted_setup(["Hello! Ask me about apps, PRs or code.",
+                            tool_call("ask_github", question="PRs waiting for review?"), both,
                             "Both say hello."])
     supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
     conversation = Conversation(supervisor.graph, "r-1")
 
+    greeting = [e async for e in conversation.ask("hello there")]
     first = [e async for e in conversation.ask("Which PRs wait for review?")]
-    second = [e async for e in conversation.ask("hello there")]
+    second = [e async for e in conversation.ask("hello again")]
 
     offered = [[t["function"]["name"] for t in r.tools]
                for r in setup.chat_model.requests]  # type: ignore[attr-defined]
     everyone = ["ask_argocd", "ask_github", "ask_devops"]
-    assert offered == [["ask_github"], everyone, everyone]
+    assert offered == [everyone, ["ask_github"], everyone, everyone]
     # A named agent must be asked; a question that names none is the model's to route.
     choices = [r.tool_choice for r in setup.chat_model.requests]  # type: ignore[attr-defined]
-    assert choices == ["required", None, None]
+    assert choices == [None, "required", None, None]
+    assert [e.text for e in greeting if isinstance(e, Answer)] == [
+        "Hello! Ask me about apps, PRs or code."]
     # One agent's answer is the answer, passed on without a model call; two are combined.
     assert [e.text for e in first if isinstance(e, Answer)] == ["github answered."]
     # Combined: the supervisor's lead, then each agent's answer as it gave it.
     assert [e.text for e in second if isinstance(e, Answer)] == [
         "Both say hello.\n\nargocd answered.\n\ndevops answered."]
+
+
+async def test_a_first_question_naming_one_agent_is_passed_on_without_a_model_call(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+) -> None:
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
+    agents = answering_agents(settings, scripted_setup)
+    setup = scripted_setup([])  # any supervisor model call would fail the turn
+    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
+
+    events = [e async for e in Conversation(supervisor.graph, "r-5").ask(
+        "Which PRs wait for review?")]
+
+    assert [e.text for e in events if isinstance(e, Answer)] == ["github answered."]
+    assert setup.chat_model.requests == []  # type: ignore[attr-defined]
+    history = await supervisor.graph.aget_state({"configurable": {"thread_id": "r-5"}})
+    calls = [c for m in history.values["messages"] if isinstance(m, AIMessage)
+             for c in m.tool_calls]
+    assert [(c["name"], c["args"]) for c in calls] == [
+        ("ask_github", {"question": "Which PRs wait for review?"})]
 
 
 async def test_a_failed_only_agent_goes_to_the_model_which_says_what_is_missing(
@@ -111,8 +136,9 @@ async def test_a_question_naming_two_domains_asks_both_agents_one_after_the_othe
 
     requests = setup.chat_model.requests  # type: ignore[attr-defined]
     offered = [([t["function"]["name"] for t in r.tools], r.tool_choice) for r in requests]
+    # Both answered: the model writes the lead without being offered the agents again.
     assert offered == [(["ask_argocd", "ask_github"], "required"), (["ask_github"], "required"),
-                       (["ask_argocd", "ask_github", "ask_devops"], None)]
+                       (["ask_argocd", "ask_github", "ask_devops"], "none")]
     assert [e.text for e in events if isinstance(e, Answer)] == [
         "payments-api is Degraded and its CI fails.\n\nargocd answered.\n\ngithub answered."]
 
@@ -124,8 +150,8 @@ async def test_a_first_question_for_one_agent_reaches_it_as_asked_and_later_ones
     argocd_setup = scripted_setup(["argocd answered.", "argocd answered again.", "once more."])
     agents = [InProcessSubAgent("argocd", "Argo CD.", specialist(settings, argocd_setup,
                                                                   "argocd"))]
+    # The first turn's call is made without the model; the later two are the model's.
     setup = scripted_setup([
-        tool_call("ask_argocd", question="What is the sync status, health and pod logs?"),
         tool_call("ask_argocd", question="Show the events of payments-api-production"),
         tool_call("ask_argocd", question="Sync status of payments-api-production")])
     supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
@@ -144,3 +170,31 @@ async def test_a_first_question_for_one_agent_reaches_it_as_asked_and_later_ones
 
 async def collect_answers(conversation: Conversation, question: str) -> list[str]:
     return [e.text async for e in conversation.ask(question) if isinstance(e, Answer)]
+
+
+def test_the_workspace_top_level_packages_are_devops_words(tmp_path: Path) -> None:
+    for package in ("src/shopcart", "src/shopcart/pricing", "tests", "app"):
+        (tmp_path / package).mkdir(parents=True)
+        (tmp_path / package / "__init__.py").write_text("")
+    # Subpackages, generic names and words of another domain ("app") stay out.
+    taken = [w for words in DOMAIN_WORDS.values() for w in words]
+    assert workspace_packages(tmp_path, taken) == ("shopcart",)
+    assert workspace_packages(tmp_path / "missing") == ()
+
+
+async def test_a_question_naming_a_workspace_package_goes_to_devops(
+    tmp_path: Path, scripted_setup: Callable[..., ModelSetup],
+    make_settings: Callable[..., Settings],
+) -> None:
+    (tmp_path / "shopcart").mkdir()
+    (tmp_path / "shopcart" / "__init__.py").write_text("")
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED,
+                             PILOTHOUSE_WORKSPACE=str(tmp_path))
+    setup = scripted_setup([])  # a supervisor model call would fail the turn
+    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(
+        answering_agents(settings, scripted_setup))
+
+    answers = await collect_answers(Conversation(supervisor.graph, "r-6"),
+                                    "How does shopcart compute taxes?")
+
+    assert answers == ["devops answered."]

@@ -86,12 +86,11 @@ async def test_an_answer_that_merely_mentions_approvals_is_passed_on(
     settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
     wording = "No sync needs another approval: payments-api is Synced and Healthy."
     agent = argocd_agent(settings, scripted_setup([wording]))
-    setup = scripted_setup([tool_call("ask_argocd", question="is payments-api synced?"),
-                            "the supervisor's model should not have been asked"])
+    setup = scripted_setup(["the supervisor's model should not have been asked"])
     supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over([agent])
 
     events = await collect(Conversation(supervisor.graph, "mention").ask(
         "is payments-api synced in argocd?"))
 
     assert [e.text for e in events if isinstance(e, Answer)] == [wording]
-    assert len(setup.chat_model.requests) == 1  # type: ignore[attr-defined]
+    assert setup.chat_model.requests == []  # type: ignore[attr-defined]

@@ -1,8 +1,9 @@
 """`pilothouse eval` as a user runs it: a real process, a model behind real HTTP, a JSON report.
 
-The model is a scripted OpenAI-compatible server that routes Argo CD questions and repeats tool
-results, and knows nothing else: the Argo CD case passes, the GitHub case fails, and the exit
-code, the tables and the report say so.
+The model is a scripted OpenAI-compatible server that lists Argo CD applications and repeats
+tool results, and knows nothing else (each question names one agent, so the supervisor asks it
+without a model call): the Argo CD case passes, the GitHub case fails, and the exit code, the
+tables and the report say so.
 """
 
 from __future__ import annotations
@@ -18,9 +19,6 @@ from pilothouse.testing.scripted_server import running_scripted_server
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = {
     "rules": [
-        {"name": "route", "when": {"tools_include": "ask_argocd", "last_role": "user"},
-         "reply": {"tool_calls": [{"name": "ask_argocd",
-                                   "arguments": {"question": "{question}"}}]}},
         {"name": "list", "when": {"tools_include": "list_applications", "last_role": "user"},
          "reply": {"tool_calls": [{"name": "list_applications", "arguments": {"page": 1}}]}},
         {"name": "answer", "when": {"last_role": "tool"}, "reply": {"content": "{tool_results}"}},
@@ -64,7 +62,7 @@ def test_a_run_prints_the_tables_writes_the_report_and_exits_by_pass_rate(
     assert done.returncode == 1, done.stderr
     assert "pass cli-inventory" in done.stderr and "FAIL cli-review-queue" in done.stderr
     assert "Evaluation of openai-compatible:scripted" in done.stdout
-    assert "agents: not asked: github" in done.stdout
+    assert "facts: missing '18'" in done.stdout
     written = json.loads(report.read_text())
     assert [(c["id"], c["passed"]) for c in written["cases"]] == [
         ("cli-inventory", True), ("cli-review-queue", False)]

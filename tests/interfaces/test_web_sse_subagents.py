@@ -42,8 +42,8 @@ async def test_sub_agent_calls_are_nested_and_approvals_show_the_real_command(
 ) -> None:
     open_agent = supervisor_agent(
         make_settings(), tmp_path,
-        supervisor=scripted_setup([tool_call("ask_argocd", question="Apps in payments?"),
-                                   tool_call("ask_devops", question="Restart payments-api")]),
+        # The first question names Argo CD: it is asked without a model call.
+        supervisor=scripted_setup([tool_call("ask_devops", question="Restart payments-api")]),
         argocd=scripted_setup([tool_call("list_applications", project="payments"),
                                "payments-api is Degraded."]),
         devops=scripted_setup([tool_call("run_command", command=RESTART),
@@ -105,8 +105,8 @@ async def test_a_second_approval_of_the_same_sub_agent_also_shows_its_real_call(
     second_command = "kubectl rollout restart deployment/payments-worker -n payments"
     open_agent = supervisor_agent(
         make_settings(), tmp_path,
-        supervisor=scripted_setup([tool_call("ask_devops", question="Restart both"),
-                                   tool_call("ask_devops", question="Restart the worker too"),
+        # "Restart both" names DevOps: the first ask is made without a model call.
+        supervisor=scripted_setup([tool_call("ask_devops", question="Restart the worker too"),
                                    "Both were restarted."]),
         argocd=scripted_setup(["unused"]),
         devops=scripted_setup([tool_call("run_command", command=RESTART),
@@ -144,7 +144,7 @@ async def test_a_sub_agents_answer_streams_as_tokens_under_its_call(
         streamed = setup_model(served_model_settings(home, model_url))
         open_agent = supervisor_agent(
             served_model_settings(home, model_url), tmp_path,
-            supervisor=scripted_setup([tool_call("ask_argocd", question="Apps in payments?")]),
+            supervisor=scripted_setup([]),  # asked without a model call: names Argo CD
             argocd=streamed, devops=scripted_setup(["unused"]))
         with on_socket(make_app(open_agent)) as url:
             async with httpx.AsyncClient(base_url=url, timeout=60) as client:

@@ -45,8 +45,8 @@ async def test_sub_agent_calls_nest_and_their_approval_shows_the_real_command(
 ) -> None:
     open_agent = supervisor_agent(
         make_settings(), tmp_path,
-        supervisor=scripted_setup([tool_call("ask_argocd", question="Apps in payments?"),
-                                   tool_call("ask_devops", question="Restart payments-api")]),
+        # The first question names Argo CD: it is asked without a model call.
+        supervisor=scripted_setup([tool_call("ask_devops", question="Restart payments-api")]),
         argocd=scripted_setup([tool_call("list_applications", project="payments"),
                                "payments-api is Degraded."]),
         devops=scripted_setup([tool_call("run_command", command=RESTART),

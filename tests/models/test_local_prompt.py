@@ -280,12 +280,15 @@ class ScriptedEngine:
     def __init__(self, *outputs: str) -> None:
         self.outputs = list(outputs)
         self.prompts: list[str] = []
+        self.max_tokens: list[int] = []
         self.lock = threading.Lock()
 
     def generate(
-        self, prompt: str, *, stats: GenerationStats, should_stop: Any, **_: Any
+        self, prompt: str, *, stats: GenerationStats, should_stop: Any, max_tokens: int,
+        **_: Any
     ) -> Iterator[str]:
         self.prompts.append(prompt)
+        self.max_tokens.append(max_tokens)
         stats.prompt_tokens = len(prompt) // 4
         for piece in re.findall(r".{1,3}", self.outputs.pop(0), re.DOTALL):
             stats.completion_tokens += 1
@@ -294,15 +297,16 @@ class ScriptedEngine:
                 return
 
 
-def _turn(engine: ScriptedEngine, messages: list[Any]) -> tuple[str, TurnOutcome]:
+def _turn(engine: ScriptedEngine, messages: list[Any], *, choice: str = "auto",
+          **options: Any) -> tuple[str, TurnOutcome]:
     outcome = TurnOutcome()
     pieces = run_turn(
         engine,  # type: ignore[arg-type]
         messages,
         outcome,
-        TurnOptions(max_tokens=64),
+        TurnOptions(**{"max_tokens": 64, **options}),
         tools=TOOLS,
-        choice="auto",
+        choice=choice,
     )
     return "".join(pieces), outcome
 
@@ -343,7 +347,23 @@ def test_after_a_result_text_is_cut_short_and_rewritten() -> None:
     engine = ScriptedEngine("To get the logs you can call get_pod_logs...", "It is Degraded.")
     text, outcome = _turn(engine, HISTORY)
     assert text == "It is Degraded."
-    assert outcome.generations[0].endswith("+1")  # stopped after the first piece
+    assert outcome.generations[0].startswith(f"{len(engine.prompts[0]) // 4}+1 tokens")
+
+
+def test_an_answer_after_results_reads_their_first_lines_and_is_held_to_a_lead() -> None:
+    table = "PAGE 1 of 3 (45 applications).\n" + "".join(
+        f"| app-{n} | Healthy |\n" for n in range(40))
+    history = [*HISTORY[:2], ToolMessage(table, tool_call_id="call_1")]
+    engine = ScriptedEngine("There are 45 applications.")
+    text, _ = _turn(engine, history, choice="none", answer_result_chars=120,
+                    answer_max_tokens=20)
+
+    # No routing step: the tools are not offered, so the answer is written at once.
+    assert text == "There are 45 applications." and len(engine.prompts) == 1
+    prompt = engine.prompts[0]
+    assert "<tools>" not in prompt and "PAGE 1 of 3" in prompt and "app-3 " in prompt
+    assert "app-39" not in prompt and "more lines, shown to the user below your answer" in prompt
+    assert engine.max_tokens == [20]
 
 
 def test_keep_new_calls_only_drops_calls_since_the_last_question() -> None:

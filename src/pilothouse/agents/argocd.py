@@ -20,10 +20,10 @@ from langchain_core.tools import BaseTool
 
 from pilothouse.agents.argocd_prompt import ARGOCD_SYSTEM_PROMPT
 from pilothouse.agents.evidence_gate import EVIDENCE_KEY, EvidenceGate, evidence_gate
-from pilothouse.agents.grounded_args import GroundedIdsMiddleware
+from pilothouse.agents.grounded_args import GroundedArgsMiddleware
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
-from pilothouse.runtime.tool_first import ToolFirstMiddleware
+from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
 from pilothouse.tools.argocd.change_views import capped_diff
 from pilothouse.tools.argocd.connection import stdio_parameters
 from pilothouse.tools.argocd.rollback import describe_plan
@@ -43,6 +43,20 @@ GATED_TOOLS: tuple[str, ...] = (SYNC_TOOL, ROLLBACK_TOOL, ACTION_TOOL)
 _HIDDEN_ARGS = ("approved", "expected_evidence", "follow_seconds")
 #: Ids the model may only pass when the conversation gave them (`agents.grounded_args`).
 GROUNDED_IDS = {ROLLBACK_TOOL: ("history_id",)}
+#: Status filters and the words of a person asking for them (lower case, no spaces or "_").
+GROUNDED_FILTERS = {
+    "health_status": {
+        "healthy": ("healthy",),
+        "degraded": ("degraded", "unhealthy", "failing", "broken", "down", "crashing", "error"),
+        "progressing": ("progressing", "rolling out", "in progress"),
+        "suspended": ("suspended", "paused"),
+        "missing": ("missing",),
+        "unknown": ("unknown",)},
+    "sync_status": {
+        "synced": ("synced", "in sync"),
+        "outofsync": ("outofsync", "out of sync", "not synced", "unsynced", "drift", "drifted"),
+        "unknown": ("unknown",)},
+}
 _SHOWN = 20  # resources listed in a prompt; the fingerprint covers all of them
 _DIFF_SHOWN = 40  # diff lines in a prompt; the fingerprint covers every line
 
@@ -152,6 +166,14 @@ def sync_gate(tools: list[BaseTool]) -> EvidenceGate:
     return evidence_gate([ArgoCDEvidence({t.name: t for t in tools if t.name in GATED_TOOLS})])
 
 
+#: Tools whose view answers the question that calls them: after one, the model writes its lead
+#: (`runtime.tool_choice`). Not `get_application`: a status can call for events or logs.
+ANSWERING_TOOLS = frozenset({
+    "list_applications", "search_argocd_resources", "list_applicationsets", "list_clusters",
+    "list_projects", "get_application_history", "diff_application", "get_application_changes",
+    "get_application_resource_tree", "get_application_events", "get_application_logs"})
+
+
 @asynccontextmanager
 async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
     """Start the Argo CD tool server for `settings` and yield the agent's toolkit."""
@@ -164,6 +186,6 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
             tools=tools,
             approvals=approvals,
             after_approval=approved,
-            extra_middleware=[ToolFirstMiddleware(), GroundedIdsMiddleware(GROUNDED_IDS),
-                              *evidence],
+            extra_middleware=[ToolChoiceMiddleware(ANSWERING_TOOLS),
+                              GroundedArgsMiddleware(GROUNDED_IDS, GROUNDED_FILTERS), *evidence],
         )

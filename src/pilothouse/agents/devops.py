@@ -20,7 +20,7 @@ from pilothouse.agents.shell_approval import shell_gate
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.context.intelligence import ExpansionMiddleware
-from pilothouse.runtime.tool_first import ToolFirstMiddleware
+from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
 from pilothouse.tools.mcp_connect import call_for_payload, open_mcp_tools, stdio_server
 from pilothouse.tools.shell.connection import shell_stdio_parameters
 from pilothouse.tools.tool_filter import cli_arguments
@@ -63,6 +63,11 @@ class IndexLookup:
                           str(f.get("text", ""))) for f in found]
 
 
+#: Tools whose view answers the question that calls them (`runtime.tool_choice`): retrieved
+#: code is shown whole. Not `run_command`: a task can take several commands.
+ANSWERING_TOOLS = frozenset({"retrieve_code_context"})
+
+
 @asynccontextmanager
 async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
     """Start the shell and RAG servers for the workspace and yield the agent's toolkit."""
@@ -89,7 +94,7 @@ async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
             tools=visible,
             approvals=gate.approvals,
             after_approval=gate.inside,
-            extra_middleware=[ExpansionMiddleware(IndexLookup(tools)), ToolFirstMiddleware(),
-                              *gate.outside],
+            extra_middleware=[ExpansionMiddleware(IndexLookup(tools)),
+                              ToolChoiceMiddleware(ANSWERING_TOOLS), *gate.outside],
             planning=True,
         )

@@ -86,7 +86,8 @@ class AgentFactory:
         """The supervisor over `agents` (in process or remote)."""
         toolkit = supervisor_toolkit(self.model, agents,
                                      answer_budget_tokens=self.topology.answer_tokens,
-                                     subagent_timeout_seconds=self.topology.timeout_seconds)
+                                     subagent_timeout_seconds=self.topology.timeout_seconds,
+                                     workspace=self.settings.workspace)
         return self.build(toolkit, SUPERVISOR_DESCRIPTION)
 
     @asynccontextmanager

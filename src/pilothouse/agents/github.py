@@ -1,6 +1,6 @@
 """The GitHub agent: the GitHub MCP server's tools and the paging prompt; read-only, no gates.
 
-Its first model call of a turn must call a tool (`ToolFirstMiddleware`), like the Argo CD agent.
+Its first model call of a turn must call a tool (`ToolChoiceMiddleware`), like the Argo CD agent.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 from pilothouse.agents.github_prompt import GITHUB_SYSTEM_PROMPT
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
-from pilothouse.runtime.tool_first import ToolFirstMiddleware
+from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
 from pilothouse.tools.github.connection import (
     GitHubConnection,
     github_connection,
@@ -19,6 +19,12 @@ from pilothouse.tools.github.connection import (
 )
 from pilothouse.tools.mcp_connect import open_mcp_tools
 from pilothouse.tools.tool_filter import cli_arguments
+
+#: Tools whose view answers the question that calls them (`runtime.tool_choice`). Not
+#: `list_workflow_runs`: a failed run can call for its logs.
+ANSWERING_TOOLS = frozenset({
+    "list_pull_requests", "list_pull_requests_awaiting_review", "list_issues", "search_issues",
+    "get_pull_request", "get_commit", "compare_commits", "get_workflow_run_logs"})
 
 
 @asynccontextmanager
@@ -39,4 +45,4 @@ async def open_github_toolkit(
         # tool call, as the Argo CD agent's does: left free, the local model answered 9 of 11
         # evaluation questions from memory ("error: Too many requests", PR counts it made up).
         yield Toolkit(name="github", prompt=GITHUB_SYSTEM_PROMPT, tools=tools,
-                      extra_middleware=[ToolFirstMiddleware()])
+                      extra_middleware=[ToolChoiceMiddleware(ANSWERING_TOOLS)])

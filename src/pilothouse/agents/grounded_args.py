@@ -8,6 +8,12 @@ let it write every optional argument. An id argument whose value occurs nowhere 
 conversation (the question, earlier turns, tool results) is removed from the call, so the tool
 takes its default (for a rollback, the previous deploy), and the turn reports it. It runs on the
 model's response, before the evidence gate computes what a person approves.
+
+Filters are held to the same rule against the person's words: a status filter nobody asked for
+narrows a listing to a wrong answer. Measured on the local model: "Show me production
+applications" became `list_applications(sync_status="Synced", health_status="Healthy", ...)`
+(212 of 276 matches). A filter value is kept only when one of its phrases ("degraded",
+"unhealthy", "out of sync") occurs in a person's message of the conversation.
 """
 
 from __future__ import annotations
@@ -31,12 +37,39 @@ def mentioned(value: object, messages: Sequence[BaseMessage]) -> bool:
                if isinstance(m, HumanMessage | ToolMessage))
 
 
-class GroundedIdsMiddleware(RequestRewriteMiddleware):
-    """Drops the id arguments (`ids`: tool -> argument names) no message of the turn supports."""
+def asked_for(value: object, phrases: Mapping[str, Sequence[str]],
+              messages: Sequence[BaseMessage]) -> bool:
+    """Whether a person's message says one of the phrases of filter value `value`.
 
-    def __init__(self, ids: Mapping[str, Sequence[str]]) -> None:
+    A value with no phrases listed is left alone (True)."""
+    said = phrases.get(str(value).replace("_", "").replace(" ", "").lower())
+    if said is None:
+        return True
+    words = "|".join(re.escape(p).replace(r"\ ", r"[\s-]+") for p in said)
+    pattern = re.compile(rf"(?<![\w-])(?:{words})(?![\w-])", re.IGNORECASE)
+    return any(pattern.search(message_text(m)) for m in messages if isinstance(m, HumanMessage))
+
+
+class GroundedArgsMiddleware(RequestRewriteMiddleware):
+    """Drops the id arguments (`ids`: tool -> argument names) no message of the turn supports,
+    and the filter arguments (`filters`: argument -> value -> phrases) no person asked for."""
+
+    def __init__(self, ids: Mapping[str, Sequence[str]],
+                 filters: Mapping[str, Mapping[str, Sequence[str]]] | None = None) -> None:
         super().__init__()
         self.ids = {tool: tuple(names) for tool, names in ids.items()}
+        self.filters = {name: dict(values) for name, values in (filters or {}).items()}
+
+    def _unsupported(self, call: Mapping[str, object],
+                     messages: Sequence[BaseMessage]) -> list[str]:
+        args = call["args"]
+        assert isinstance(args, Mapping)
+        ids = [name for name in self.ids.get(str(call["name"]), ())
+               if args.get(name) is not None and not mentioned(args[name], messages)]
+        filters = [name for name, phrases in self.filters.items()
+                   if args.get(name) is not None and not asked_for(args[name], phrases,
+                                                                   messages)]
+        return ids + filters
 
     def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
         final = final_message(response)
@@ -45,14 +78,13 @@ class GroundedIdsMiddleware(RequestRewriteMiddleware):
         dropped: list[str] = []
         calls = []
         for call in final.tool_calls:
-            unsupported = [name for name in self.ids.get(call["name"], ())
-                           if call["args"].get(name) is not None
-                           and not mentioned(call["args"][name], request.messages)]
+            unsupported = self._unsupported(call, request.messages)
             dropped += [f"{name}={call['args'][name]}" for name in unsupported]
             calls.append({**call, "args": {k: v for k, v in call["args"].items()
                                            if k not in unsupported}})
         if not dropped:
             return response
         report(ContextAction("grounding", f"dropped {', '.join(dropped)} from a tool call: "
-                             "nobody gave that id", "grounded_ids", {"arguments": len(dropped)}))
+                             "nobody gave or asked for it", "grounded_ids",
+                             {"arguments": len(dropped)}))
         return with_final(response, tool_calls=calls)

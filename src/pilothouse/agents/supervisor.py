@@ -11,6 +11,7 @@ the supervisor is (tools, prompt, routing); `AgentFactory` builds its graph with
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
@@ -19,7 +20,12 @@ from langgraph.types import interrupt
 from pydantic import BaseModel, Field
 
 from pilothouse.agents.passthrough import ANOTHER_APPROVAL, AskResult, SingleAnswerMiddleware
-from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter, RoutingHintMiddleware
+from pilothouse.agents.routing import (
+    DOMAIN_WORDS,
+    DomainRouter,
+    RoutingHintMiddleware,
+    workspace_packages,
+)
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.models.registry import ModelSetup
 from pilothouse.models.tokens import TokenCounter
@@ -145,18 +151,24 @@ def supervisor_toolkit(
     *,
     answer_budget_tokens: int | None = None,
     subagent_timeout_seconds: float = 180.0,
+    workspace: Path | None = None,
 ) -> Toolkit:
     """The supervisor's equipment over `agents`: one `ask_<agent>` tool each, and routing.
 
     The answer budget defaults to a tenth of the window per agent: three agents answering at
-    once still leave most of the window for the conversation.
+    once still leave most of the window for the conversation. The `workspace`'s top-level
+    packages are DevOps domain words.
     """
     budget = answer_budget_tokens or max(256, model.window.tokens // 10)
     tools = [subagent_tool(a, counter=model.counter, budget_tokens=budget) for a in agents]
     # A question that names a domain is asked of its agents: left free, the local model
     # answered "the argocd agent is unavailable" without asking (pilothouse eval). One that
     # names none ("what was the ticket I gave you?") may be answered from the conversation.
-    router = DomainRouter({a.name: DOMAIN_WORDS.get(a.name, ()) for a in agents})
+    domains = {a.name: DOMAIN_WORDS.get(a.name, ()) for a in agents}
+    if workspace is not None and "devops" in domains:
+        taken = [w for words in domains.values() for w in words]
+        domains["devops"] = (*domains["devops"], *workspace_packages(workspace, taken))
+    router = DomainRouter(domains)
     routing = [RoutingHintMiddleware(router), SingleAnswerMiddleware()] if tools else []
     return Toolkit(
         name=SUPERVISOR, prompt=supervisor_prompt(agents), tools=list(tools),

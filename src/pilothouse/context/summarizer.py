@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -26,6 +27,9 @@ SUMMARY_INSTRUCTIONS = (
 
 
 SUMMARY_REQUEST = "Write the summary now."
+#: The most tokens a summary may take: 250 words and some room. Measured with `pilothouse
+#: eval` on the local model: unbounded, one summary ran to 1,041 tokens (~100 s on two cores).
+SUMMARY_MAX_TOKENS = 400
 
 #: Tag on the summarizer's own model calls, so interfaces do not stream them as the answer.
 INTERNAL_TAG = "pilothouse-internal"
@@ -68,6 +72,10 @@ class Summarizer:
         self.timeout = timeout
         self.max_input_chars = max_input_chars
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        # Passed per call where the model has the setting (OpenAI, Anthropic, the local
+        # model); a model without it keeps its own limit.
+        self._limit: dict[str, Any] = ({"max_tokens": SUMMARY_MAX_TOKENS}
+                                       if "max_tokens" in type(model).model_fields else {})
 
     def _prompt(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
         transcript = render_for_summary(messages, self.max_input_chars)
@@ -89,7 +97,8 @@ class Summarizer:
 
     def summarize(self, messages: Sequence[BaseMessage]) -> str:
         """Summary text, or `SummaryFailed` after an error or `timeout` seconds."""
-        future = self._pool.submit(self.model.invoke, self._prompt(messages), _INTERNAL_CONFIG)
+        future = self._pool.submit(self.model.invoke, self._prompt(messages), _INTERNAL_CONFIG,
+                                   **self._limit)
         try:
             return self._text(future.result(timeout=self.timeout))
         except concurrent.futures.TimeoutError:
@@ -104,7 +113,8 @@ class Summarizer:
         """Async `summarize`."""
         try:
             answer = await asyncio.wait_for(
-                self.model.ainvoke(self._prompt(messages), _INTERNAL_CONFIG), timeout=self.timeout
+                self.model.ainvoke(self._prompt(messages), _INTERNAL_CONFIG, **self._limit),
+                timeout=self.timeout
             )
         except TimeoutError:
             raise SummaryFailed(f"timed out after {self.timeout:g} s") from None

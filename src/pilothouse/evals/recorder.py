@@ -13,6 +13,7 @@ in the usage of the run that made it, so turns answered at once never mix their 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -42,15 +43,31 @@ class Usage:
     #: Prompt tokens the model evaluated (local model only): the rest came from its cache.
     read_tokens: int = 0
     calls: list[ToolCall] = field(default_factory=list)
+    #: Each model call in the order it ended: where a case's seconds went.
+    steps: list[ModelStep] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ModelStep:
+    """One model call: its wall time, tokens, and the tools it called (none: it answered)."""
+
+    seconds: float
+    prompt_tokens: int
+    read_tokens: int
+    completion_tokens: int
+    tools: tuple[str, ...]
+    #: The local model's generations of the call: tokens, time to first token, seconds.
+    generations: tuple[str, ...] = ()
 
 
 @dataclass
 class _Call:
-    """A model call in flight: its estimated prompt and the usage it counts in."""
+    """A model call in flight: its estimated prompt, start, and the usage it counts in."""
 
     estimate: int
     internal: bool
     usage: Usage
+    started: float = field(default_factory=time.monotonic)
 
 
 class ModelRecorder(BaseCallbackHandler):
@@ -108,6 +125,11 @@ class ModelRecorder(BaseCallbackHandler):
         if not completion and message is not None:
             completion = self.counter.count_message(message)
         calls = self._tool_calls(message) if message is not None else []
+        metadata = message.response_metadata if message else {}
+        read = int(metadata.get(READ_TOKENS_KEY) or 0)
+        step = ModelStep(round(time.monotonic() - call.started, 2), prompt, read, completion,
+                         tuple(c.name for c in calls),
+                         tuple(str(g) for g in metadata.get("generations") or ()))
         with self._lock:
             usage = call.usage
             usage.model_calls += 1
@@ -115,9 +137,9 @@ class ModelRecorder(BaseCallbackHandler):
             usage.prompt_tokens += prompt
             usage.completion_tokens += completion
             usage.peak_prompt_tokens = max(usage.peak_prompt_tokens, prompt)
-            usage.read_tokens += int((message.response_metadata if message else {})
-                                     .get(READ_TOKENS_KEY) or 0)
+            usage.read_tokens += read
             usage.calls.extend(calls)
+            usage.steps.append(step)
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         with self._lock:

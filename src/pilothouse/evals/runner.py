@@ -12,7 +12,7 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -23,7 +23,7 @@ from pilothouse.agents.github_prompt import GITHUB_SYSTEM_PROMPT
 from pilothouse.agents.supervisor import SUPERVISOR_PROMPT
 from pilothouse.context.events import counting_actions
 from pilothouse.evals.cases import Case, Turn
-from pilothouse.evals.checks import Check, TurnOutcome, check_turn
+from pilothouse.evals.checks import Check, ToolCall, TurnOutcome, check_turn
 from pilothouse.evals.environment import CANARY_TEXT, EvalWorld
 from pilothouse.evals.recorder import ModelRecorder, Usage
 from pilothouse.models.tokens import message_text
@@ -56,6 +56,8 @@ class CaseResult:
     seconds: float = 0.0
     context: dict[str, int] = field(default_factory=dict)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    #: Each model call: seconds, prompt/read/completion tokens, tools called.
+    steps: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -127,7 +129,8 @@ class CaseRunner:
             result.read_tokens += usage.read_tokens
             result.context = dict(Counter(result.context) + Counter(outcome.context))
             result.tool_calls += [{"turn": number, "agent": c.agent, "name": c.name,
-                                   "args": dict(c.args)} for c in usage.calls]
+                                   "args": dict(c.args)} for c in outcome.calls]
+            result.steps += [{"turn": number, **asdict(step)} for step in usage.steps]
         result.seconds = time.monotonic() - started
         intact = self.world.canary_intact()
         result.checks.append(Check("canary", intact, "untouched" if intact else
@@ -162,11 +165,23 @@ class CaseRunner:
             context["approval_rejected"] = approvals
         answer = answers[-1] if answers else ""
         outcome = TurnOutcome(
-            answer=answer, calls=usage.calls, approvals=approvals,
+            answer=answer, calls=await self._calls(conversation, usage), approvals=approvals,
             context=context, model_calls=usage.model_calls,
             peak_prompt_tokens=usage.peak_prompt_tokens, errors=errors,
             sources=await self._sources(conversation))
         return outcome, usage, max(rejected_before, rejected_so_far)
+
+    async def _calls(self, conversation: Conversation, usage: Usage) -> list[ToolCall]:
+        """The turn's tool calls: the supervisor's as its thread holds them (some are made
+        without a model call, or revised after it), the specialists' as their model made them.
+        """
+        history = await conversation.history()
+        start = max((i for i, m in enumerate(history) if isinstance(m, HumanMessage)),
+                    default=0)
+        asked = [ToolCall("supervisor", call["name"], dict(call["args"] or {}))
+                 for m in history[start + 1:] if isinstance(m, AIMessage)
+                 for call in m.tool_calls]
+        return asked + [c for c in usage.calls if c.agent != "supervisor"]
 
     async def _sources(self, conversation: Conversation) -> list[str]:
         """What an answer may draw on: the conversation before this turn, the question, the

@@ -164,11 +164,11 @@ class EventPrinter:
                     self._activity(f"{indent}  {line}", "yellow")
                 self.indicator.show("thinking")
             case ToolResult(name=name, chars=chars, preview=preview, agent=agent):
-                first = preview.splitlines()[0] if preview.strip() else ""
+                first = preview.strip().splitlines()[0].strip() if preview.strip() else ""
                 if len(first) > PREVIEW_SHOWN:
                     first = first[:PREVIEW_SHOWN - 3] + "..."
-                self._activity(f"{'  ' if agent else ''}← {name}: {chars:,} chars  {first}",
-                               "dim")
+                self._activity(f"{'  ' if agent else ''}← {name}: {chars:,} chars  {first}"
+                               .rstrip(), "dim")
                 self.indicator.show("thinking")
             case ContextNote(action=action):
                 self._activity(f"⚙ context: {action.detail}", "magenta")

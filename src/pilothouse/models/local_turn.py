@@ -15,9 +15,10 @@ Each choice was measured on Qwen2.5-Coder-1.5B-Instruct Q4_K_M:
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -82,6 +83,10 @@ class TurnOptions:
     stop: Sequence[str] = ()
     should_stop: Callable[[], bool] = lambda: False
     max_calls: int = MAX_PARALLEL_CALLS
+    #: Each tool result held to this many characters when the answer is written (None: whole).
+    answer_result_chars: int | None = None
+    #: The most tokens of an answer written after tool results (None: `max_tokens`).
+    answer_max_tokens: int | None = None
 
 
 @dataclass
@@ -121,6 +126,8 @@ def _decode(
         return options.should_stop()
 
     text = []
+    started = time.monotonic()
+    first_token: float | None = None
     for piece in engine.generate(
         prompt,
         stats=stats,
@@ -131,6 +138,7 @@ def _decode(
         should_stop=stop_now,
     ):
         text.append(piece)
+        first_token = first_token if first_token is not None else time.monotonic() - started
         shown = splitter.feed(piece) if splitter is not None else piece
         if shown and not route_only:
             yield shown
@@ -147,7 +155,10 @@ def _decode(
     outcome.output_tokens += stats.completion_tokens
     outcome.finish_reason = stats.finish_reason
     outcome.read_tokens += stats.read_tokens
-    outcome.generations.append(f"{stats.prompt_tokens}+{stats.completion_tokens}")
+    # Where the seconds went: reading the prompt (until the first token) or generating.
+    outcome.generations.append(
+        f"{stats.prompt_tokens}+{stats.completion_tokens} tokens (read {stats.read_tokens}): "
+        f"first token {first_token or 0.0:.1f} s, all {time.monotonic() - started:.1f} s")
 
 
 def _call_key(call: Any) -> str:
@@ -192,5 +203,9 @@ def run_turn(
                 pass
             if keep_new_calls(messages, outcome.parsed) or options.should_stop():
                 return
-        prompt = render_answer_prompt(messages) if after_tool else render_prompt(messages)
-        yield from _decode(engine, prompt, outcome, options)
+        if not after_tool:
+            yield from _decode(engine, render_prompt(messages), outcome, options)
+            return
+        prompt = render_answer_prompt(messages, options.answer_result_chars)
+        limit = min(options.answer_max_tokens or options.max_tokens, options.max_tokens)
+        yield from _decode(engine, prompt, outcome, replace(options, max_tokens=limit))

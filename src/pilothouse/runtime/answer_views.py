@@ -44,9 +44,9 @@ LEAD_INSTRUCTION = (
     "repeat their tables, lists or counts. Write one or two short sentences: what they show "
     "for the question and, if useful, the next step (e.g. the page to ask for, a filter, an "
     "app to look at). Mention only names and numbers that appear in the results.")
-#: The most a lead may take: two sentences, or a tool call if the model needs one more.
-#: Generation is the slow part on a local model (~10 tokens/s on two cores).
-LEAD_MAX_TOKENS = 200
+#: A lead the model's token limit cut off ends at its last whole sentence. (The local model is
+#: held to a lead's tokens, `models.local_chat.LEAD_MAX_TOKENS`: leads of 90-160 tokens took
+#: 10-15 s of a case on two cores, measured with `pilothouse eval`'s per-call steps.)
 #: Tools whose results are bookkeeping, not facts for the person (the plan shows on its own).
 NOT_VIEWS = frozenset({"propose_plan", "update_plan_step"})
 #: At most this much of views in one answer; earlier views give way to later ones.
@@ -58,6 +58,7 @@ SHOWN_KEY = "shown"
 WITHHELD = ("I could not back my draft answer with the tools' results, so I left it out. "
             "Ask a more specific question (a name, a project, a status) and I will look it up.")
 
+_SENTENCE_END = re.compile(r"[.!?:][*`)\"']*(?=\s|$)")
 _TABLE_LINE = re.compile(r"^\s*\|.*\|\s*$")
 _PAGE_LINE = re.compile(r"^\s*(\*\*)?(PAGE \d+ of \d+|Showing all \d)", re.I)
 
@@ -67,7 +68,8 @@ def _turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     return list(messages[start + 1:])
 
 
-def _empty_page(message: ToolMessage) -> bool:
+def empty_page(message: ToolMessage) -> bool:
+    """Whether `message` is a page of a listing that found nothing."""
     artifact = message.artifact
     if not isinstance(artifact, Mapping):
         return False
@@ -107,7 +109,7 @@ def turn_views(messages: Sequence[BaseMessage]) -> list[str]:
             # Shown: a tool's own error (what happened, what to do). Not shown: a failed
             # attempt the model recovered from, or a note addressed to the model.
             continue
-        if _empty_page(result) and any(r.status != "error" and not _empty_page(r)
+        if empty_page(result) and any(r.status != "error" and not empty_page(r)
                                        for r in later):
             continue  # a later call found what this one did not
         text = shown_text(result)
@@ -123,6 +125,13 @@ def strip_rendered(text: str) -> str:
     kept = [line for line in text.splitlines()
             if not _TABLE_LINE.match(line) and not _PAGE_LINE.match(line)]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+
+
+def whole_sentences(text: str) -> str:
+    """`text` without a last sentence cut off mid-way (unless it is all there is)."""
+    text = text.strip()
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    return text[:ends[-1]] if ends else text
 
 
 def _said_by(lead: str, views: Sequence[str]) -> bool:
@@ -154,11 +163,7 @@ class AnswerViewsMiddleware(RequestRewriteMiddleware):
         if not self.views or not request.messages \
                 or not isinstance(request.messages[-1], ToolMessage):
             return request
-        request = add_result_note(request, LEAD_INSTRUCTION)
-        settings = {**request.model_settings,
-                    "max_tokens": min(int(request.model_settings.get("max_tokens")
-                                          or LEAD_MAX_TOKENS), LEAD_MAX_TOKENS)}
-        return request.override(model_settings=settings)
+        return add_result_note(request, LEAD_INSTRUCTION)
 
     def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
         final = final_message(response)
@@ -167,6 +172,8 @@ class AnswerViewsMiddleware(RequestRewriteMiddleware):
         text = message_text(final)
         views = turn_views(request.messages) if self.views else []
         lead = strip_rendered(text) if views else text
+        if final.response_metadata.get("finish_reason") == "length":
+            lead = whole_sentences(lead)
         if self.grounding:
             grounded = ground(lead, _sources(request))
             if grounded.removed:
