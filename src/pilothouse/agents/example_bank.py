@@ -117,6 +117,13 @@ DEVOPS_EXAMPLES: tuple[Example, ...] = (
             {"query": "open database connection"}),
     Example("explain how request retries are configured", "retrieve_code_context",
             {"query": "retry configuration backoff"}),
+    # How code behaves is read from the code, not grepped for a word (measured: a question
+    # about how tokens are checked became `grep -rln API_TOKEN .`, copied from the example
+    # below, and failed).
+    Example("how does the invoice module sign its webhook payloads", "retrieve_code_context",
+            {"query": "sign webhook payload signature"}),
+    Example("where is the session timeout decided", "retrieve_code_context",
+            {"query": "session timeout expiry"}),
     Example("how big is the repository on disk", "run_command", {"command": "du -sh ."}),
     Example("list the Kubernetes manifests", "run_command",
             {"command": "find . -name '*.yaml' -path '*k8s*'"}),

@@ -50,7 +50,7 @@ __all__ = ["ChatLocalLlama", "build_local_chat_model", "local_token_counter"]
 #: How much of each tool result the local model reads to write a lead: a view's header line,
 #: counts and first rows (~200 tokens).
 ANSWER_RESULT_CHARS = 800
-#: The most tokens of a lead: two short sentences (`runtime.answer_views.short_lead` keeps
+#: The most tokens of a lead: two short sentences (`runtime.answer_views.whole_sentences` keeps
 #: whole ones).
 LEAD_MAX_TOKENS = 64
 
