@@ -129,9 +129,9 @@ def test_a_model_that_fails_or_does_nothing_fails_every_case_that_asks_for_somet
     everything = load_cases([CASES])
     sample = [next(c for c in everything if c.category == name) for name in CATEGORIES]
     # Its first call fails as a provider outage would: that case fails, the run goes on. The
-    # DevOps case goes first: its question names no agent's domain, so that first call is the
+    # multi-agent case goes first: its question names two agents, so that first call is the
     # supervisor's own (a question naming one agent is passed to it without a model call).
-    sample.sort(key=lambda case: case.category != "devops")
+    sample.sort(key=lambda case: case.category != "multi_agent")
     idle = ScriptedChatModel.from_steps([RuntimeError("Connection refused by the provider")],
                                         default="I am not sure; please check Argo CD.")
 
