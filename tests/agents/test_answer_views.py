@@ -7,7 +7,6 @@ line and a table, and it invents an application and a count.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -17,10 +16,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.agents.argocd import open_argocd_toolkit
 from pilothouse.agents.factory import AgentFactory
+from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.context.rewrite import TURN_NOTE
+from pilothouse.models.lead import LEAD_INSTRUCTION
 from pilothouse.models.registry import ModelSetup
-from pilothouse.runtime.answer_views import LEAD_INSTRUCTION
+from pilothouse.runtime.answer_views import WITHHELD
 from pilothouse.runtime.events import Answer, ContextNote, Event
 from pilothouse.runtime.session import Conversation
 from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
@@ -37,11 +38,10 @@ def sandbox() -> Iterator[RunningSandbox]:
         yield running
 
 
-async def answer_degraded(sandbox: RunningSandbox, make_settings: Callable[..., Settings],
+async def answer_degraded(argocd_settings: Callable[..., Settings],
                           scripted_setup: Callable[..., ModelSetup],
                           **env: str) -> list[Event]:
-    settings = dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000", **env),
-                                   argocd_url=sandbox.url, argocd_token=sandbox.token)
+    settings = argocd_settings(**env)
     setup = scripted_setup([tool_call("list_applications", health_status="Degraded"), DRAFT],
                            window=32_000, settings=settings)
     async with open_argocd_toolkit(settings) as toolkit:
@@ -50,10 +50,10 @@ async def answer_degraded(sandbox: RunningSandbox, make_settings: Callable[..., 
 
 
 async def test_the_answer_is_the_grounded_lead_then_the_view_verbatim(
-    sandbox: RunningSandbox, make_settings: Callable[..., Settings],
+    argocd_settings: Callable[..., Settings],
     scripted_setup: Callable[..., ModelSetup],
 ) -> None:
-    events = await answer_degraded(sandbox, make_settings, scripted_setup)
+    events = await answer_degraded(argocd_settings, scripted_setup)
 
     [answer] = [e.text for e in events if isinstance(e, Answer)]
     lead, view = answer.split("\n\n", 1)
@@ -68,10 +68,10 @@ async def test_the_answer_is_the_grounded_lead_then_the_view_verbatim(
 
 
 async def test_with_views_and_grounding_off_the_draft_is_the_answer(
-    sandbox: RunningSandbox, make_settings: Callable[..., Settings],
+    argocd_settings: Callable[..., Settings],
     scripted_setup: Callable[..., ModelSetup],
 ) -> None:
-    events = await answer_degraded(sandbox, make_settings, scripted_setup,
+    events = await answer_degraded(argocd_settings, scripted_setup,
                                    PILOTHOUSE_DISABLE_LAYERS="views,grounding")
 
     assert [e.text for e in events if isinstance(e, Answer)] == [DRAFT]
@@ -80,13 +80,12 @@ async def test_with_views_and_grounding_off_the_draft_is_the_answer(
 
 
 async def test_every_model_call_of_a_turn_starts_with_the_same_system_prompt_and_tools(
-    sandbox: RunningSandbox, make_settings: Callable[..., Settings],
+    argocd_settings: Callable[..., Settings],
     scripted_setup: Callable[..., ModelSetup],
 ) -> None:
     # The local model re-reads everything after the first changed token; the system prompt and
     # tool schemas head every prompt, so the layers' per-call additions must come after them.
-    settings = dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000"),
-                                   argocd_url=sandbox.url, argocd_token=sandbox.token)
+    settings = argocd_settings()
     setup = scripted_setup([tool_call("list_applications", health_status="Degraded"), DRAFT],
                            window=32_000, settings=settings)
     async with open_argocd_toolkit(settings) as toolkit:
@@ -108,11 +107,10 @@ async def test_every_model_call_of_a_turn_starts_with_the_same_system_prompt_and
 
 
 async def test_a_lead_cut_off_by_the_token_limit_ends_at_its_last_whole_sentence(
-    sandbox: RunningSandbox, make_settings: Callable[..., Settings],
+    argocd_settings: Callable[..., Settings],
     scripted_setup: Callable[..., ModelSetup],
 ) -> None:
-    settings = dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000"),
-                                   argocd_url=sandbox.url, argocd_token=sandbox.token)
+    settings = argocd_settings()
     cut = AIMessage("57 applications are Degraded. Look at the first one's events and",
                     response_metadata={"finish_reason": "length"})
     whole = "57 applications are Degraded. Look at the first one's events and"
@@ -131,3 +129,20 @@ async def test_a_lead_cut_off_by_the_token_limit_ends_at_its_last_whole_sentence
 
 async def collect(graph: Any, question: str, thread: str) -> list[Event]:
     return [e async for e in Conversation(graph, thread).ask(question)]
+
+
+async def test_a_table_or_page_line_typed_without_a_tool_result_is_dropped(
+    make_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    # The local supervisor, asked for "page 2" without calling its agent, retyped page 1.
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS="grounding")
+    retyped = ("Here is page 2.\n\nPAGE 2 of 41 (819 applications).\n\n| name | health |\n"
+               "|---|---|\n| made-up-app | Healthy |")
+    setup = scripted_setup([retyped, "| name |\n|---|\n| made-up-app |"])
+    graph = AgentFactory(settings, setup, InMemorySaver()).build(
+        Toolkit(name="argocd", prompt="")).graph
+
+    answers = [next(e.text for e in await collect(graph, question, "typed")
+                    if isinstance(e, Answer)) for question in ("show page 2", "and page 3")]
+
+    assert answers == ["Here is page 2.", WITHHELD]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -34,11 +33,9 @@ async def run(graph: Any, question: str, thread: str = "t") -> list[Event]:
 
 
 async def test_inventory_question_pages_through_the_real_server(
-    sandbox: RunningSandbox, scripted_setup: Callable[..., ModelSetup],
-    make_settings: Callable[..., Settings],
+    argocd_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
 ) -> None:
-    settings = dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000"),
-                                   argocd_url=sandbox.url, argocd_token=sandbox.token)
+    settings = argocd_settings()
     setup = scripted_setup([tool_call("list_applications", page=1), LEAD],
                            window=32_000, settings=settings)
     async with open_argocd_toolkit(settings) as toolkit:
@@ -56,45 +53,48 @@ async def test_inventory_question_pages_through_the_real_server(
     assert result.status == "success" and result.chars < 10_000
 
 
-async def test_a_status_filter_nobody_asked_for_is_dropped_and_the_listing_answers(
-    sandbox: RunningSandbox, scripted_setup: Callable[..., ModelSetup],
-    make_settings: Callable[..., Settings],
+async def test_filters_and_names_nobody_asked_for_are_dropped_and_the_listing_answers(
+    argocd_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
 ) -> None:
-    settings = dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000"),
-                                   argocd_url=sandbox.url, argocd_token=sandbox.token)
+    settings = argocd_settings()
     setup = scripted_setup([
         tool_call("list_applications", project="payments", sync_status="Synced",
                   health_status="Healthy"), LEAD,
         tool_call("list_applications", project="payments", sync_status="Synced",
-                  health_status="Degraded"), LEAD], window=32_000, settings=settings)
+                  health_status="Degraded"), LEAD,
+        # A project copied from a few-shot example and a made-up selector.
+        tool_call("list_applications", project="billing", selector="app=app1,app=app2",
+                  sync_status="OutOfSync"), LEAD], window=32_000, settings=settings)
     async with open_argocd_toolkit(settings) as toolkit:
         graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
         everything = await run(graph, "Show me the payments applications", "f-1")
         broken = await run(graph, "Which payments apps are unhealthy?", "f-2")
+        drifted = await run(graph, "Which apps are OutOfSync right now?", "f-3")
 
-    calls = [m.tool_calls[0]["args"] for thread in ("f-1", "f-2")
+    calls = [m.tool_calls[0]["args"] for thread in ("f-1", "f-2", "f-3")
              for m in (await graph.aget_state({"configurable": {"thread_id": thread}})
                        ).values["messages"] if getattr(m, "tool_calls", None)]
     # Asked for all of them: both filters go. Asked for unhealthy ones: the health filter
     # stays, the sync filter nobody asked for goes.
     assert calls == [{"project": "payments"},
-                     {"project": "payments", "health_status": "Degraded"}]
+                     {"project": "payments", "health_status": "Degraded"},
+                     {"sync_status": "OutOfSync"}]
     [answer] = [e.text for e in everything if isinstance(e, Answer)]
     assert "where project=payments)" in answer or "where project=payments." in answer
     assert "health_status=Degraded" in next(e.text for e in broken if isinstance(e, Answer))
+    assert "(119 applications where sync_status=OutOfSync)" in next(
+        e.text for e in drifted if isinstance(e, Answer))
     # A page of applications answers the question: the model is asked only for its lead.
     choices = [r.tool_choice for r in setup.chat_model.requests]  # type: ignore[attr-defined]
-    assert choices == ["required", "none", "required", "none"]
+    assert choices == ["required", "none"] * 3
 
 
 @pytest.mark.parametrize("decision", ["approve", "reject"])
 async def test_real_sync_waits_for_approval_and_the_model_cannot_approve_itself(
-    decision: str, sandbox: RunningSandbox, scripted_setup: Callable[..., ModelSetup],
-    make_settings: Callable[..., Settings],
+    decision: str, argocd_settings: Callable[..., Settings],
+    scripted_setup: Callable[..., ModelSetup],
 ) -> None:
-    settings = dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000"),
-                                   argocd_url=sandbox.url, argocd_token=sandbox.token,
-                                   argocd_read_only=False)
+    settings = argocd_settings(ARGOCD_READ_ONLY="false")
     async with open_argocd_toolkit(settings) as toolkit:
         listing = next(t for t in toolkit.tools if t.name == "list_applications")
         # One application per decision: a sync still running would make the dry run fail.
@@ -124,12 +124,9 @@ async def test_real_sync_waits_for_approval_and_the_model_cannot_approve_itself(
 
 
 async def test_the_model_is_not_shown_the_arguments_code_sets_and_an_invented_project_is_moot(
-    sandbox: RunningSandbox, scripted_setup: Callable[..., ModelSetup],
-    make_settings: Callable[..., Settings],
+    argocd_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
 ) -> None:
-    settings = dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000"),
-                                   argocd_url=sandbox.url, argocd_token=sandbox.token,
-                                   argocd_read_only=False)
+    settings = argocd_settings(ARGOCD_READ_ONLY="false")
     setup = scripted_setup([tool_call("rollback_application", name="checkout-api-dev"),
                             "That is the plan."], window=32_000, settings=settings)
     async with open_argocd_toolkit(settings) as toolkit:

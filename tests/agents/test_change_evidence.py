@@ -148,3 +148,10 @@ def test_an_id_counts_as_given_only_as_a_whole_number() -> None:
     said = [HumanMessage("Roll back search-ranker-production-eu-west-1 (chart v1.2) to deploy 52.")]
     assert mentioned(52, said)
     assert not mentioned(1, said) and not mentioned(2, said)
+
+
+def test_a_label_selector_counts_as_given_when_each_of_its_values_was_said() -> None:
+    said = [HumanMessage("Which Frontend apps outside dev are failing?")]
+    assert mentioned("tier=frontend,env!=dev", said)
+    assert not mentioned("tier=frontend,env=staging", said)
+    assert not mentioned("app=app1,app=app2", said)

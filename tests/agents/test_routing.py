@@ -168,6 +168,37 @@ async def test_a_first_question_for_one_agent_reaches_it_as_asked_and_later_ones
                          "Sync status of payments-api-production"]
 
 
+async def test_a_request_for_another_page_goes_to_the_agent_that_showed_the_page(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+) -> None:
+    # The agents here type their pages (no tools), which the views layer would drop.
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=f"{UNGROUNDED},views")
+    pages = ["PAGE 1 of 41 (819 applications). Ask for page 2 for more.",
+             "PAGE 2 of 41 (819 applications). Ask for page 3 for more."]
+    argocd_setup = scripted_setup(pages)
+    github_setup = scripted_setup(["3 pull requests wait for review."])
+    agents = [InProcessSubAgent("argocd", "Argo CD.", specialist(settings, argocd_setup,
+                                                                  "argocd")),
+              InProcessSubAgent("github", "GitHub.", specialist(settings, github_setup,
+                                                                 "github"))]
+    setup = scripted_setup(["Which listing do you mean? Ask it again with its name."])
+    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
+    paged, listed = Conversation(supervisor.graph, "r-6"), Conversation(supervisor.graph, "r-7")
+
+    assert await collect_answers(paged, "List all ArgoCD applications") == [pages[0]]
+    assert await collect_answers(paged, "show page 2") == [pages[1]]
+    # No model call decided either turn; the agent got the person's words.
+    assert setup.chat_model.requests == []  # type: ignore[attr-defined]
+    asked = [str(r.messages[-1].content).split("\n\n")[0]
+             for r in argocd_setup.chat_model.requests]  # type: ignore[attr-defined]
+    assert asked == ["List all ArgoCD applications", "show page 2"]
+
+    # An answer that was not a page leaves a page request to the model.
+    await collect_answers(listed, "Which PRs wait for review?")
+    assert await collect_answers(listed, "next page") == [
+        "Which listing do you mean? Ask it again with its name."]
+
+
 async def collect_answers(conversation: Conversation, question: str) -> list[str]:
     return [e.text async for e in conversation.ask(question) if isinstance(e, Answer)]
 

@@ -98,9 +98,11 @@ async def test_a_long_sub_agent_answer_is_held_to_the_budget_for_the_model_not_t
     rows = "\n".join(f"| app-{n:03d} | production | OutOfSync | Degraded |" for n in range(60))
     argocd_setup = scripted_setup([f"60 apps are degraded.\n\n{rows}"])
     github_setup = scripted_setup(["PR #42 (bump payments-api image) is open."])
+    # The agents type their table here (they have no tools), which their views layer would drop.
+    typed = make_settings(PILOTHOUSE_DISABLE_LAYERS=f"{UNGROUNDED},views")
     agents = [
-        InProcessSubAgent("argocd", "Argo CD.", specialist(settings, argocd_setup, "argocd")),
-        InProcessSubAgent("github", "GitHub.", specialist(settings, github_setup, "github")),
+        InProcessSubAgent("argocd", "Argo CD.", specialist(typed, argocd_setup, "argocd")),
+        InProcessSubAgent("github", "GitHub.", specialist(typed, github_setup, "github")),
     ]
     setup = scripted_setup([ask_both("degraded apps?", "open PRs?"), "Both agents answered."])
     supervisor = AgentFactory(settings, setup, InMemorySaver(),

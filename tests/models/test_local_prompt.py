@@ -15,6 +15,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from pilothouse.models.lead import LeadPolicy
 from pilothouse.models.local_engine import GenerationStats
 from pilothouse.models.local_prompt import (
     DEFAULT_SYSTEM,
@@ -355,8 +356,8 @@ def test_an_answer_after_results_reads_their_first_lines_and_is_held_to_a_lead()
         f"| app-{n} | Healthy |\n" for n in range(40))
     history = [*HISTORY[:2], ToolMessage(table, tool_call_id="call_1")]
     engine = ScriptedEngine("There are 45 applications.")
-    text, _ = _turn(engine, history, choice="none", answer_result_chars=120,
-                    answer_max_tokens=20)
+    text, _ = _turn(engine, history, choice="none", lead=LeadPolicy(result_chars=120,
+                                                                         max_tokens=20))
 
     # No routing step: the tools are not offered, so the answer is written at once.
     assert text == "There are 45 applications." and len(engine.prompts) == 1

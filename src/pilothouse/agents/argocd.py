@@ -42,7 +42,22 @@ GATED_TOOLS: tuple[str, ...] = (SYNC_TOOL, ROLLBACK_TOOL, ACTION_TOOL)
 #: description.
 _HIDDEN_ARGS = ("approved", "expected_evidence", "follow_seconds")
 #: Ids the model may only pass when the conversation gave them (`agents.grounded_args`).
-GROUNDED_IDS = {ROLLBACK_TOOL: ("history_id",)}
+GROUNDED_IDS = {ROLLBACK_TOOL: ("history_id",), SYNC_TOOL: ("revision",),
+                "get_application_logs": ("pod_name", "container")}
+#: Names it may only pass when a person said them. Measured on the local model: "Which apps
+#: are OutOfSync right now?" became `list_applications(project="billing",
+#: selector="app=app1,app=app2", ...)`, the project copied from a few-shot example, the
+#: selector made up: 0 matches, a wrong answer.
+GROUNDED_NAMES = {
+    ROLLBACK_TOOL: ("project",),
+    "list_applications": ("project", "selector"),
+    "list_applicationsets": ("project",),
+    "get_application": ("project",),
+    "get_application_resource_tree": ("project",),
+    "get_application_events": ("project",),
+    "get_application_logs": ("project",),
+    SYNC_TOOL: ("project",),
+}
 #: Status filters and the words of a person asking for them (lower case, no spaces or "_").
 GROUNDED_FILTERS = {
     "health_status": {
@@ -187,5 +202,6 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
             approvals=approvals,
             after_approval=approved,
             extra_middleware=[ToolChoiceMiddleware(ANSWERING_TOOLS),
-                              GroundedArgsMiddleware(GROUNDED_IDS, GROUNDED_FILTERS), *evidence],
+                              GroundedArgsMiddleware(GROUNDED_IDS, GROUNDED_FILTERS,
+                                                     GROUNDED_NAMES), *evidence],
         )

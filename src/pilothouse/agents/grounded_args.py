@@ -9,6 +9,10 @@ conversation (the question, earlier turns, tool results) is removed from the cal
 takes its default (for a rollback, the previous deploy), and the turn reports it. It runs on the
 model's response, before the evidence gate computes what a person approves.
 
+Names that narrow a listing (project, label selector, pod) must be a person's words: the local
+model copied `project="billing"` from a few-shot example into an unrelated question, made up a
+selector, and on a follow-up took "billing" from the project column of the previous page.
+
 Filters are held to the same rule against the person's words: a status filter nobody asked for
 narrows a listing to a wrong answer. Measured on the local model: "Show me production
 applications" became `list_applications(sync_status="Synced", health_status="Healthy", ...)`
@@ -29,12 +33,25 @@ from pilothouse.context.rewrite import RequestRewriteMiddleware, final_message, 
 from pilothouse.models.tokens import message_text
 
 
-def mentioned(value: object, messages: Sequence[BaseMessage]) -> bool:
-    """Whether `value` occurs as a whole word in a person's message or a tool result."""
+def _parts(value: object) -> list[str]:
+    """What of `value` must have been said: a label selector's values ("tier=frontend,env!=dev"
+    -> frontend, dev: a person says "frontend apps" as often as "tier=frontend"), else all."""
+    text = str(value)
+    if "=" not in text:
+        return [text]
+    return [v for term in text.split(",") if (v := term.rsplit("=", 1)[-1].strip())]
+
+
+def mentioned(value: object, messages: Sequence[BaseMessage], *,
+              people_only: bool = False) -> bool:
+    """Whether `value` occurs as a whole word in a person's message or (unless `people_only`)
+    a tool result."""
+    said = HumanMessage if people_only else HumanMessage | ToolMessage
+    texts = [message_text(m) for m in messages if isinstance(m, said)]
     # A whole number: not the 1 of "eu-west-1" or "v1.2", yet "deploy 52." at a sentence's end.
-    pattern = re.compile(rf"(?<![\w.-]){re.escape(str(value))}(?![\w-])(?!\.\d)")
-    return any(pattern.search(message_text(m)) for m in messages
-               if isinstance(m, HumanMessage | ToolMessage))
+    patterns = [re.compile(rf"(?<![\w.-]){re.escape(part)}(?![\w-])(?!\.\d)", re.IGNORECASE)
+                for part in _parts(value)]
+    return all(any(p.search(text) for text in texts) for p in patterns)
 
 
 def asked_for(value: object, phrases: Mapping[str, Sequence[str]],
@@ -51,21 +68,27 @@ def asked_for(value: object, phrases: Mapping[str, Sequence[str]],
 
 
 class GroundedArgsMiddleware(RequestRewriteMiddleware):
-    """Drops the id arguments (`ids`: tool -> argument names) no message of the turn supports,
-    and the filter arguments (`filters`: argument -> value -> phrases) no person asked for."""
+    """Drops the id arguments (`ids`: tool -> argument names) no message of the conversation
+    supports, the names (`names`: tool -> argument names) no person gave, and the filter
+    arguments (`filters`: argument -> value -> phrases) no person asked for."""
 
     def __init__(self, ids: Mapping[str, Sequence[str]],
-                 filters: Mapping[str, Mapping[str, Sequence[str]]] | None = None) -> None:
+                 filters: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+                 names: Mapping[str, Sequence[str]] | None = None) -> None:
         super().__init__()
-        self.ids = {tool: tuple(names) for tool, names in ids.items()}
+        self.ids = {tool: tuple(args) for tool, args in ids.items()}
+        self.names = {tool: tuple(args) for tool, args in (names or {}).items()}
         self.filters = {name: dict(values) for name, values in (filters or {}).items()}
 
     def _unsupported(self, call: Mapping[str, object],
                      messages: Sequence[BaseMessage]) -> list[str]:
         args = call["args"]
         assert isinstance(args, Mapping)
-        ids = [name for name in self.ids.get(str(call["name"]), ())
+        tool = str(call["name"])
+        ids = [name for name in self.ids.get(tool, ())
                if args.get(name) is not None and not mentioned(args[name], messages)]
+        ids += [name for name in self.names.get(tool, ()) if args.get(name) is not None
+                and not mentioned(args[name], messages, people_only=True)]
         filters = [name for name, phrases in self.filters.items()
                    if args.get(name) is not None and not asked_for(args[name], phrases,
                                                                    messages)]

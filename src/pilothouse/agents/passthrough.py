@@ -14,8 +14,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import NotRequired, TypedDict
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 
+from pilothouse.models.tokens import turn_messages
 from pilothouse.runtime.answer_views import shown_text
 from pilothouse.runtime.subagent import ReplyState
 
@@ -45,9 +46,7 @@ def single_answer(request: ModelRequest) -> str | None:
     """
     if request.tool_choice in ("required", "any"):
         return None
-    messages = request.messages
-    start = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
-    turn = messages[start + 1:]
+    turn = turn_messages(request.messages)
     if len(turn) != 2:
         return None
     call, result = turn

@@ -20,6 +20,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from pilothouse.agents.passthrough import awaits_approval
 from pilothouse.context.rewrite import RequestRewriteMiddleware, question_text
+from pilothouse.models.tokens import turn_messages, turn_start
+from pilothouse.runtime.answer_views import shown_text
 
 #: Words (whole, any case) that put a question in an agent's domain.
 DOMAIN_WORDS: dict[str, tuple[str, ...]] = {
@@ -40,6 +42,14 @@ DOMAIN_WORDS: dict[str, tuple[str, ...]] = {
                "changelog", "source", "restart", "delete", "rm"),
 }
 
+
+#: A follow-up asking for another page of what an agent showed ("show page 2", "next page").
+#: Every paged view ends "Ask for page 2 for more" (`tools.views`), so this is the product's own
+#: protocol; the request names no domain, and the local supervisor, left to choose, retyped
+#: the previous page as "PAGE 2" (488 tokens, 111 s, invented; measured with `pilothouse eval`).
+_PAGE_REQUEST = re.compile(r"(?<![\w-])(?:page\s*\d+|(?:next|previous|another|last)\s+page)"
+                           r"(?![\w-])", re.IGNORECASE)
+_PAGED_ANSWER = re.compile(r"\bPAGE \d+ of \d+\b")
 
 #: Package names too common to say a question is about this codebase.
 _GENERIC_PACKAGES = frozenset({
@@ -122,19 +132,21 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         super().__init__()
         self.router = router
 
+    def _named(self, request: ModelRequest) -> list[str]:
+        """The agents the turn's question names, in the person's words."""
+        return self.router.agents_for(question_text(request))
+
     def rewrite(self, request: ModelRequest) -> ModelRequest:
         messages = request.messages
-        start = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)),
-                    default=-1)
-        if start < 0 or not request.tools:
+        if turn_start(messages) < 0 or not request.tools:
             return request
-        asked = {call["name"] for m in messages[start + 1:] if isinstance(m, AIMessage)
-                 for call in m.tool_calls}
-        named = {f"ask_{agent}" for agent in self.router.agents_for(question_text(request))}
+        turn = turn_messages(messages)
+        asked = {call["name"] for m in turn if isinstance(m, AIMessage) for call in m.tool_calls}
+        named = {f"ask_{agent}" for agent in self._named(request)}
         pending = [t for t in request.tools if getattr(t, "name", None) in named - asked]
         if pending:
             return request.override(tools=pending, tool_choice="required")
-        results = [m for m in messages[start + 1:] if isinstance(m, ToolMessage)]
+        results = [m for m in turn if isinstance(m, ToolMessage)]
         if named and isinstance(messages[-1], ToolMessage) and all(
                 r.status != "error" and not awaits_approval(r) for r in results):
             # Every named agent answered: the model writes the lead that connects them.
@@ -143,25 +155,38 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
             return request.override(tool_choice="none")
         return request
 
-    def direct_call(self, request: ModelRequest) -> ModelResponse | None:
-        """The call of the one agent a conversation's first question names, made without the
-        model; None when the model has something to choose.
+    def _paged_agent(self, request: ModelRequest) -> str | None:
+        """The agent whose newest answer before this turn was a page, when the question names
+        no agent and asks for another page."""
+        if self._named(request) or not _PAGE_REQUEST.search(question_text(request)):
+            return None
+        earlier = request.messages[:max(turn_start(request.messages), 0)]
+        answer = next((m for m in reversed(earlier) if isinstance(m, ToolMessage)
+                       and (m.name or "").startswith("ask_")), None)
+        if answer is None or not _PAGED_ANSWER.search(shown_text(answer) or ""):
+            return None
+        return (answer.name or "").removeprefix("ask_")
 
-        On that turn the choice is already made here: the call is offered only that agent
-        and must call it, and its question is the person's own. A model call would decide
-        nothing and cost seconds of the first answer (measured: ~5 s to read the supervisor's
-        prompt and write the call on two cores).
+    def direct_call(self, request: ModelRequest) -> ModelResponse | None:
+        """The agent call the question decides, made without the model; None when the model
+        has something to choose.
+
+        Two questions decide it: a conversation's first question naming one agent, and a
+        request for another page of what an agent showed (that agent keeps the conversation
+        of its own tool calls, so it knows which listing to page). The call is the person's
+        own words. A model call would decide nothing and cost seconds of the answer
+        (measured: ~5 s to read the supervisor's prompt and write the call on two cores).
         """
         messages = request.messages
-        humans = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
-        if len(humans) != 1 or any(isinstance(m, AIMessage) for m in messages[humans[0] + 1:]):
+        if any(isinstance(m, AIMessage) for m in turn_messages(messages)):
             return None
-        question = question_text(request)
-        named = self.router.agents_for(question)
+        first = sum(isinstance(m, HumanMessage) for m in messages) == 1
+        named = self._named(request)
+        agent = named[0] if first and len(named) == 1 else self._paged_agent(request)
         offered = {getattr(t, "name", None) for t in request.tools}
-        if len(named) != 1 or f"ask_{named[0]}" not in offered:
+        if agent is None or f"ask_{agent}" not in offered:
             return None
-        call = {"name": f"ask_{named[0]}", "args": {"question": question},
+        call = {"name": f"ask_{agent}", "args": {"question": question_text(request)},
                 "id": f"call_{uuid4().hex[:24]}", "type": "tool_call"}
         return ModelResponse(result=[AIMessage(content="", tool_calls=[call])])
 

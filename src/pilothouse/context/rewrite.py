@@ -7,9 +7,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 
-from pilothouse.models.tokens import message_text
+from pilothouse.models.tokens import message_text, turn_start
 
 
 class RequestRewriteMiddleware(AgentMiddleware):
@@ -52,15 +52,10 @@ M = TypeVar("M", bound=BaseMessage)
 TURN_NOTE = "\n\n[Pilothouse note] "
 
 
-def _question_index(request: ModelRequest) -> int | None:
-    return next((i for i in range(len(request.messages) - 1, -1, -1)
-                 if isinstance(request.messages[i], HumanMessage)), None)
-
-
 def question_text(request: ModelRequest) -> str:
     """The turn's question as the person asked it, without the notes layers added."""
-    index = _question_index(request)
-    if index is None:
+    index = turn_start(request.messages)
+    if index < 0:
         return ""
     return message_text(request.messages[index]).split(TURN_NOTE, 1)[0]
 
@@ -81,8 +76,8 @@ def add_turn_note(request: ModelRequest, note: str) -> ModelRequest:
     re-read all of them (~2,000 tokens, ~20 s on two cores) on every call. After the question,
     only the question and what follows it are read again.
     """
-    index = _question_index(request)
-    if index is None:
+    index = turn_start(request.messages)
+    if index < 0:
         base = request.system_message.text if request.system_message else ""
         return request.override(system_message=SystemMessage(content=f"{base}\n\n{note}".strip()))
     messages = list(request.messages)

@@ -19,14 +19,14 @@ from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
 from pilothouse.context.summarizer import SUMMARY_INSTRUCTIONS
 from pilothouse.evals.cases import Expectation
-from pilothouse.models.tokens import TokenCounter, message_text
+from pilothouse.models.tokens import TokenCounter, message_text, turn_start
 
 
 @dataclass
@@ -68,8 +68,7 @@ class OracleChatModel(BaseChatModel):
         if messages and isinstance(messages[0], SystemMessage) and \
                 message_text(messages[0]) == SUMMARY_INSTRUCTIONS:
             return AIMessage(content=_summary(message_text(messages[-1])))
-        last_question = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)),
-                            default=-1)
+        last_question = turn_start(messages)
         turn = messages[last_question + 1:]
         results = [message_text(m) for m in turn if isinstance(m, ToolMessage)]
         if results or any(isinstance(m, AIMessage) and m.tool_calls for m in turn):

@@ -26,7 +26,7 @@ from pilothouse.evals.cases import Case, Turn
 from pilothouse.evals.checks import Check, ToolCall, TurnOutcome, check_turn
 from pilothouse.evals.environment import CANARY_TEXT, EvalWorld
 from pilothouse.evals.recorder import ModelRecorder, Usage
-from pilothouse.models.tokens import message_text
+from pilothouse.models.tokens import message_text, turn_messages, turn_start
 from pilothouse.observability.middleware import is_search_rejection
 from pilothouse.runtime.events import Answer, Event, TurnFailed
 from pilothouse.runtime.session import ApprovalDecision, Conversation
@@ -175,11 +175,8 @@ class CaseRunner:
         """The turn's tool calls: the supervisor's as its thread holds them (some are made
         without a model call, or revised after it), the specialists' as their model made them.
         """
-        history = await conversation.history()
-        start = max((i for i, m in enumerate(history) if isinstance(m, HumanMessage)),
-                    default=0)
         asked = [ToolCall("supervisor", call["name"], dict(call["args"] or {}))
-                 for m in history[start + 1:] if isinstance(m, AIMessage)
+                 for m in turn_messages(await conversation.history()) if isinstance(m, AIMessage)
                  for call in m.tool_calls]
         return asked + [c for c in usage.calls if c.agent != "supervisor"]
 
@@ -188,8 +185,7 @@ class CaseRunner:
         turn's tool results (an agent's answer is the supervisor's tool result), every
         specialist's tool results and questions, and the agents' prompts."""
         history = await conversation.history()
-        start = max((i for i, m in enumerate(history) if isinstance(m, HumanMessage)),
-                    default=0)
+        start = turn_start(history)
         texts = [message_text(m) for m in history[:start + 1]]
         texts += [message_text(m) for m in history[start + 1:] if isinstance(m, ToolMessage)]
         for name, agent in self.world.specialists.items():

@@ -31,6 +31,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from pilothouse.config import Settings
+from pilothouse.models.lead import LeadPolicy
 from pilothouse.models.local_engine import local_token_counter, vocab_model
 from pilothouse.models.local_prompt import render_prompt
 from pilothouse.models.local_toolcalls import MAX_PARALLEL_CALLS
@@ -45,14 +46,6 @@ from pilothouse.models.local_weights import ProgressCallback, ensure_local_model
 from pilothouse.models.local_worker import shared_engine
 
 __all__ = ["ChatLocalLlama", "build_local_chat_model", "local_token_counter"]
-
-
-#: How much of each tool result the local model reads to write a lead: a view's header line,
-#: counts and first rows (~200 tokens).
-ANSWER_RESULT_CHARS = 800
-#: The most tokens of a lead: two short sentences (`runtime.answer_views.whole_sentences` keeps
-#: whole ones).
-LEAD_MAX_TOKENS = 64
 
 
 class ChatLocalLlama(BaseChatModel):
@@ -77,12 +70,9 @@ class ChatLocalLlama(BaseChatModel):
     #: model filled the other three allowed slots with invented names ("my-app"), measured by
     #: `pilothouse eval`; one call at a time, it calls again after seeing the result.
     parallel_tool_calls: bool = False
-    #: Each tool result held to this many characters in the prompt an answer is written from,
-    #: when the answer layer shows the results whole below it (`local_prompt.digest`).
-    answer_result_chars: int | None = None
-    #: The most tokens of an answer written after tool results: with views on, a lead of one
-    #: or two sentences (generation is the slow part: ~10 tokens/s on two cores).
-    answer_max_tokens: int | None = None
+    #: How an answer written after tool results is read and held (`models.lead`): set when
+    #: the answer layer shows the results whole below it; None, the whole results and answer.
+    lead: LeadPolicy | None = None
 
     @property
     def _llm_type(self) -> str:
@@ -155,8 +145,7 @@ class ChatLocalLlama(BaseChatModel):
             stop=stop or (),
             should_stop=should_stop,
             max_calls=MAX_PARALLEL_CALLS if parallel else 1,
-            answer_result_chars=self.answer_result_chars,
-            answer_max_tokens=self.answer_max_tokens,
+            lead=self.lead,
         )
         engine = shared_engine(self.model_path, self.n_ctx, self.n_threads, self.prefix_store)
         return run_turn(engine, messages, outcome, options, tools=tools, choice=choice)
@@ -318,6 +307,5 @@ def build_local_chat_model(
         prefix_store=str(settings.prefix_cache_dir) if settings.prefix_cache_dir else None,
         max_tokens=settings.max_output_tokens,
         # With views on, the answer is a lead above the results shown whole.
-        answer_result_chars=ANSWER_RESULT_CHARS if views else None,
-        answer_max_tokens=LEAD_MAX_TOKENS if views else None,
+        lead=LeadPolicy() if views else None,
     )

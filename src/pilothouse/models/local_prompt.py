@@ -16,11 +16,12 @@ from typing import Any
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
-    HumanMessage,
     SystemMessage,
     ToolMessage,
 )
 from langchain_core.messages.tool import ToolCall
+
+from pilothouse.models.tokens import turn_start
 
 DEFAULT_SYSTEM = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
 TOOLS_PREAMBLE = (
@@ -173,7 +174,7 @@ def render_answer_prompt(messages: list[BaseMessage], result_chars: int | None =
     status result; a status then a log result; an application list).
     """
     system, rest = _system_head(messages)
-    last_human = max((i for i, m in enumerate(rest) if isinstance(m, HumanMessage)), default=-1)
+    last_human = turn_start(rest)
     earlier, current = rest[: max(last_human, 0)], rest[last_human + 1 :]
     question = _clean(message_text(rest[last_human])) if last_human >= 0 else ""
     calls = {c["id"]: c for m in current if isinstance(m, AIMessage) for c in m.tool_calls}

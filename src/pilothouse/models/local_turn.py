@@ -21,8 +21,9 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from pilothouse.models.lead import LeadPolicy
 from pilothouse.models.local_engine import GenerationStats
 from pilothouse.models.local_prompt import render_answer_prompt, render_prompt
 from pilothouse.models.local_toolcalls import (
@@ -31,6 +32,7 @@ from pilothouse.models.local_toolcalls import (
     ParsedOutput,
     build_grammar,
 )
+from pilothouse.models.tokens import turn_messages
 
 #: Response metadata key: the prompt tokens a turn evaluated rather than took from the cache.
 READ_TOKENS_KEY = "read_tokens"
@@ -83,10 +85,8 @@ class TurnOptions:
     stop: Sequence[str] = ()
     should_stop: Callable[[], bool] = lambda: False
     max_calls: int = MAX_PARALLEL_CALLS
-    #: Each tool result held to this many characters when the answer is written (None: whole).
-    answer_result_chars: int | None = None
-    #: The most tokens of an answer written after tool results (None: `max_tokens`).
-    answer_max_tokens: int | None = None
+    #: How an answer after tool results is read and held (None: whole results, `max_tokens`).
+    lead: LeadPolicy | None = None
 
 
 @dataclass
@@ -167,9 +167,9 @@ def _call_key(call: Any) -> str:
 
 def keep_new_calls(messages: list[BaseMessage], parsed: ParsedOutput) -> bool:
     """Drop calls already made since the last user message; True if any call remains."""
-    start = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=0)
     done = {
-        _call_key(c) for m in messages[start:] if isinstance(m, AIMessage) for c in m.tool_calls
+        _call_key(c) for m in turn_messages(messages) if isinstance(m, AIMessage)
+        for c in m.tool_calls
     }
     parsed.tool_calls = [c for c in parsed.tool_calls if _call_key(c) not in done]
     return bool(parsed.tool_calls or parsed.invalid_tool_calls)
@@ -206,6 +206,7 @@ def run_turn(
         if not after_tool:
             yield from _decode(engine, render_prompt(messages), outcome, options)
             return
-        prompt = render_answer_prompt(messages, options.answer_result_chars)
-        limit = min(options.answer_max_tokens or options.max_tokens, options.max_tokens)
+        lead = options.lead
+        prompt = render_answer_prompt(messages, lead.result_chars if lead else None)
+        limit = min(lead.max_tokens, options.max_tokens) if lead else options.max_tokens
         yield from _decode(engine, prompt, outcome, replace(options, max_tokens=limit))

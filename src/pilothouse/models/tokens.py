@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
@@ -55,6 +55,17 @@ def message_text(message: BaseMessage) -> str:
         calls = [{"name": c["name"], "args": c["args"]} for c in message.tool_calls]
         text += json.dumps(calls, default=str)
     return text
+
+
+def turn_start(messages: Sequence[BaseMessage]) -> int:
+    """Index of the turn's question (the newest `HumanMessage`), -1 when there is none."""
+    return next((i for i in range(len(messages) - 1, -1, -1)
+                 if isinstance(messages[i], HumanMessage)), -1)
+
+
+def turn_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """This turn's messages after its question: the calls and results so far."""
+    return list(messages[turn_start(messages) + 1:])
 
 
 class TokenCounter:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import BaseMessage, ToolMessage
 
 from pilothouse.context.events import ContextAction, report
 from pilothouse.context.grounding import Sources, ground
@@ -33,20 +33,9 @@ from pilothouse.context.rewrite import (
     final_message,
     with_final,
 )
-from pilothouse.models.tokens import message_text
+from pilothouse.models.lead import LEAD_INSTRUCTION, whole_sentences
+from pilothouse.models.tokens import message_text, turn_messages
 
-#: Told to the model after the turn's newest tool result, not in the system prompt: a system
-#: prompt that changed once results arrived made the local model re-read it and every tool
-#: schema after it (its KV cache reuses only an unchanged prefix), and the same words in the
-#: system prompt of every call made it answer "health of payments-api?" without a tool.
-LEAD_INSTRUCTION = (
-    "These tool results are shown to the user below your reply, exactly as they are. Do not "
-    "repeat their tables, lists or counts. Write one or two short sentences: what they show "
-    "for the question and, if useful, the next step (e.g. the page to ask for, a filter, an "
-    "app to look at). Mention only names and numbers that appear in the results.")
-#: A lead the model's token limit cut off ends at its last whole sentence. (The local model is
-#: held to a lead's tokens, `models.local_chat.LEAD_MAX_TOKENS`: leads of 90-160 tokens took
-#: 10-15 s of a case on two cores, measured with `pilothouse eval`'s per-call steps.)
 #: Tools whose results are bookkeeping, not facts for the person (the plan shows on its own).
 NOT_VIEWS = frozenset({"propose_plan", "update_plan_step"})
 #: At most this much of views in one answer; earlier views give way to later ones.
@@ -58,14 +47,8 @@ SHOWN_KEY = "shown"
 WITHHELD = ("I could not back my draft answer with the tools' results, so I left it out. "
             "Ask a more specific question (a name, a project, a status) and I will look it up.")
 
-_SENTENCE_END = re.compile(r"[.!?:][*`)\"']*(?=\s|$)")
 _TABLE_LINE = re.compile(r"^\s*\|.*\|\s*$")
 _PAGE_LINE = re.compile(r"^\s*(\*\*)?(PAGE \d+ of \d+|Showing all \d)", re.I)
-
-
-def _turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-    start = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
-    return list(messages[start + 1:])
 
 
 def empty_page(message: ToolMessage) -> bool:
@@ -98,7 +81,7 @@ def shown_text(message: ToolMessage) -> str:
 
 def turn_views(messages: Sequence[BaseMessage]) -> list[str]:
     """The views of this turn's tool results worth showing, oldest first."""
-    results = [m for m in _turn(messages) if isinstance(m, ToolMessage)
+    results = [m for m in turn_messages(messages) if isinstance(m, ToolMessage)
                and m.name not in NOT_VIEWS and not _waiting(m)]
     shown: list[str] = []
     for index, result in enumerate(results):
@@ -125,13 +108,6 @@ def strip_rendered(text: str) -> str:
     kept = [line for line in text.splitlines()
             if not _TABLE_LINE.match(line) and not _PAGE_LINE.match(line)]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
-
-
-def whole_sentences(text: str) -> str:
-    """`text` without a last sentence cut off mid-way (unless it is all there is)."""
-    text = text.strip()
-    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
-    return text[:ends[-1]] if ends else text
 
 
 def _said_by(lead: str, views: Sequence[str]) -> bool:
@@ -171,7 +147,11 @@ class AnswerViewsMiddleware(RequestRewriteMiddleware):
             return response
         text = message_text(final)
         views = turn_views(request.messages) if self.views else []
-        lead = strip_rendered(text) if views else text
+        # A table or page line the model typed is dropped even with no view this turn: code
+        # renders those, and one typed after a page follow-up was the last page retyped.
+        lead = strip_rendered(text) if self.views else text
+        if text.strip() and not lead and not views:
+            lead = WITHHELD
         if final.response_metadata.get("finish_reason") == "length":
             lead = whole_sentences(lead)
         if self.grounding:
