@@ -315,6 +315,8 @@ class Settings:
     local_threads: int | None = None
     #: Keep the local model's KV prefixes on disk, so a new process skips re-reading prompts.
     local_prefix_cache: bool = True
+    #: Have the local model write a lead above views that answer the question (`models.lead`).
+    local_leads: bool = False
 
     # Context safety.
     max_tool_output_size: int = 10_000
@@ -550,6 +552,7 @@ class Settings:
             or 8192,
             local_threads=r.integer("PILOTHOUSE_LOCAL_THREADS", None, minimum=1, sample=2),
             local_prefix_cache=r.flag("PILOTHOUSE_LOCAL_PREFIX_CACHE", True),
+            local_leads=r.flag("PILOTHOUSE_LOCAL_LEADS", False),
             max_tool_output_size=r.integer("MAX_TOOL_OUTPUT_SIZE", 10_000, minimum=200) or 10_000,
             tool_output_window_share=r.number(
                 "PILOTHOUSE_TOOL_OUTPUT_WINDOW_SHARE", 0.25, low=0.01, high=0.9

@@ -142,3 +142,20 @@ async def test_the_model_is_not_shown_the_arguments_code_sets_and_an_invented_pr
     assert "project" in shown["list_applications"]  # a filter there, not a redundant scope
     result = next(e for e in events if isinstance(e, ToolResult))
     assert result.status == "success"  # the dry run, planned without any hidden argument
+
+
+async def test_on_the_local_model_a_listing_is_answered_by_its_view_without_a_lead(
+    argocd_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    # Writing a lead above a view that answers took the local model 10-50 s (PILOTHOUSE_LOCAL_LEADS
+    # turns it back on); the model still makes the call.
+    settings = argocd_settings(PILOTHOUSE_MODEL="local:qwen2.5-coder-1.5b-instruct")
+    setup = scripted_setup([tool_call("list_applications", page=1)], window=32_000,
+                           settings=settings)
+    async with open_argocd_toolkit(settings) as toolkit:
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+        events = await run(graph, "List all ArgoCD applications", "no-lead")
+
+    [answer] = [e.text for e in events if isinstance(e, Answer)]
+    assert answer.startswith("PAGE 1 of 41 (819 applications). Ask for page 2 for more.")
+    assert len(setup.chat_model.requests) == 1  # type: ignore[attr-defined]

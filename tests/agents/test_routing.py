@@ -199,6 +199,22 @@ async def test_a_request_for_another_page_goes_to_the_agent_that_showed_the_page
         "Which listing do you mean? Ask it again with its name."]
 
 
+async def test_a_question_naming_a_resource_but_no_agent_must_ask_some_agent(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+) -> None:
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
+    agents = answering_agents(settings, scripted_setup)
+    setup = scripted_setup([tool_call("ask_argocd", question="last 50 log lines of x-api-dev")])
+    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
+
+    answers = await collect_answers(Conversation(supervisor.graph, "r-8"),
+                                    "Show me the last 50 log lines of x-api-dev")
+
+    [request] = setup.chat_model.requests  # type: ignore[attr-defined]
+    assert request.tool_choice == "required" and len(request.tools) == 3
+    assert answers == ["argocd answered."]
+
+
 async def collect_answers(conversation: Conversation, question: str) -> list[str]:
     return [e.text async for e in conversation.ask(question) if isinstance(e, Answer)]
 

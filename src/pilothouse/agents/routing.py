@@ -5,7 +5,8 @@ the supervisor called all three agents at once; they queued for the one local mo
 CD agent ran out of time, and the answer was invented. A question's words tell its domain
 plainly enough ("PR", "workflow" -> GitHub; "app", "sync", "degraded" -> Argo CD; "run",
 "file", "code" -> DevOps), so the supervisor asks exactly those agents, one after the other;
-a question that names none leaves the choice to the model.
+a question that names none leaves the choice of agent to the model (one that names a resource,
+such as an application, must still ask one).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from uuid import uuid4
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from pilothouse.agents.passthrough import awaits_approval
 from pilothouse.context.rewrite import RequestRewriteMiddleware, question_text
@@ -98,6 +99,16 @@ def _pattern(words: Sequence[str]) -> re.Pattern[str]:
     return re.compile(r"(?<![\w-])(?:" + "|".join(alternatives) + r")(?![\w-])", re.IGNORECASE)
 
 
+#: A resource's name in a question: owner/repo, or a hyphenated name (an app, a cluster, a
+#: branch); a question naming one asks about something an agent can look up.
+_RESOURCE_NAME = re.compile(r"\b[\w.-]+/[\w.-]+\b|\b[a-z0-9]+(?:-[a-z0-9]+)+\b", re.IGNORECASE)
+
+
+def _first_question(messages: Sequence[BaseMessage]) -> bool:
+    """Whether the conversation so far is its first question (and this turn's work)."""
+    return sum(isinstance(m, HumanMessage) for m in messages) == 1
+
+
 class DomainRouter:
     """Which agents a question names, by the words of each agent's domain."""
 
@@ -115,7 +126,8 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
     While a named agent has not been asked this turn, a call is offered only the named agents
     still to ask, and must call one; once all of them have answered, the model writes its
     answer without another call (an agent that failed or waits for an approval leaves the
-    choice free, as does a question that names no agent).
+    choice free, as does a question that names no agent; one naming a resource must ask some
+    agent).
     One call at a time, because the local model makes one tool call per turn: a question
     that names Argo CD and GitHub got only the first agent's half of the answer otherwise.
 
@@ -146,6 +158,12 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         pending = [t for t in request.tools if getattr(t, "name", None) in named - asked]
         if pending:
             return request.override(tools=pending, tool_choice="required")
+        if not named and not asked and _RESOURCE_NAME.search(question_text(request)):
+            # A named resource is looked up by some agent, never answered from memory.
+            # Measured: the local supervisor answered "the last 50 log lines of <app>" itself
+            # ("can be found in the Argo CD logs") and "which resources of <app> are
+            # unhealthy" with a plan of what it would ask.
+            return request.override(tool_choice="required")
         results = [m for m in turn if isinstance(m, ToolMessage)]
         if named and isinstance(messages[-1], ToolMessage) and all(
                 r.status != "error" and not awaits_approval(r) for r in results):
@@ -180,9 +198,9 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         messages = request.messages
         if any(isinstance(m, AIMessage) for m in turn_messages(messages)):
             return None
-        first = sum(isinstance(m, HumanMessage) for m in messages) == 1
         named = self._named(request)
-        agent = named[0] if first and len(named) == 1 else self._paged_agent(request)
+        agent = named[0] if _first_question(messages) and len(named) == 1 \
+            else self._paged_agent(request)
         offered = {getattr(t, "name", None) for t in request.tools}
         if agent is None or f"ask_{agent}" not in offered:
             return None

@@ -5,13 +5,19 @@ Issue 15's principle is that the model chooses and comments while code renders e
 sides: the answer layer asks for it (`LEAD_INSTRUCTION`) and trims one cut off mid-sentence
 (`whole_sentences`); the local model, which pays for every token it reads (~40/s on two cores)
 and writes (~10/s), writes it from the results' first lines and is held to a lead's length
-(`LeadPolicy`). Cloud models get the instruction alone.
+(`LeadPolicy`), and by default writes none above views that answer the question by themselves
+(a page of applications, a deploy history, logs: the answering tools of each agent). Measured
+with `pilothouse eval`'s per-call steps, such a lead took 10-50 s of a 20-70 s case on two cores
+and mostly restated the view, sometimes wrongly ("There are 41 applications" above "PAGE 1 of
+41 (819 applications)"). Cloud models get the instruction alone and always write a lead.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from pilothouse.config import Settings
 
 #: Told to the model after the turn's newest tool result, not in the system prompt: a system
 #: prompt that changed once results arrived made the local model re-read it and every tool
@@ -28,15 +34,30 @@ _SENTENCE_END = re.compile(r"[.!?:][*`)\"']*(?=\s|$)")
 
 @dataclass(frozen=True)
 class LeadPolicy:
-    """What the local model reads and may write for a lead (views on; None with views off,
-    where the model writes the whole answer from whole results)."""
+    """What a model reads and may write for a lead (None with views off, where the model
+    writes the whole answer from whole results)."""
 
     #: How much of each tool result it reads: a view's header line, counts and first rows
     #: (~200 tokens), then "[... N more lines, shown to the user below your answer]".
-    result_chars: int = 800
+    #: None: whole results.
+    result_chars: int | None = 800
     #: Its most tokens: two short sentences. Leads of 90-160 tokens took 10-15 s of a case on
-    #: two cores (`pilothouse eval`'s per-call steps).
-    max_tokens: int = 64
+    #: two cores (`pilothouse eval`'s per-call steps). None: the model's own limit.
+    max_tokens: int | None = 64
+    #: Whether a lead is written above views that answer the question (`tool_choice="none"`:
+    #: the model would have nothing to choose, only to comment).
+    over_answers: bool = True
+
+
+def lead_policy(settings: Settings) -> LeadPolicy | None:
+    """The lead policy `settings` ask for: None with views off; on the local model a short lead
+    over the results' first lines, and none over answering views unless
+    PILOTHOUSE_LOCAL_LEADS; elsewhere the model's own lead over whole results."""
+    if not settings.layer_enabled("views"):
+        return None
+    if settings.provider == "local":
+        return LeadPolicy(over_answers=settings.local_leads)
+    return LeadPolicy(result_chars=None, max_tokens=None)
 
 
 def whole_sentences(text: str) -> str:

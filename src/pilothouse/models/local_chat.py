@@ -31,7 +31,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from pilothouse.config import Settings
-from pilothouse.models.lead import LeadPolicy
+from pilothouse.models.lead import LeadPolicy, lead_policy
 from pilothouse.models.local_engine import local_token_counter, vocab_model
 from pilothouse.models.local_prompt import render_prompt
 from pilothouse.models.local_toolcalls import MAX_PARALLEL_CALLS
@@ -298,7 +298,6 @@ def build_local_chat_model(
 ) -> ChatLocalLlama:
     """The default offline chat model, assembling its weights first if needed."""
     path = ensure_local_model(settings, progress)
-    views = settings.layer_enabled("views")
     return ChatLocalLlama(
         model_path=str(path),
         model_name=settings.model_name if settings.provider == "local" else path.stem,
@@ -307,5 +306,5 @@ def build_local_chat_model(
         prefix_store=str(settings.prefix_cache_dir) if settings.prefix_cache_dir else None,
         max_tokens=settings.max_output_tokens,
         # With views on, the answer is a lead above the results shown whole.
-        lead=LeadPolicy() if views else None,
+        lead=lead_policy(settings),
     )

@@ -208,5 +208,6 @@ def run_turn(
             return
         lead = options.lead
         prompt = render_answer_prompt(messages, lead.result_chars if lead else None)
-        limit = min(lead.max_tokens, options.max_tokens) if lead else options.max_tokens
+        limit = min(lead.max_tokens or options.max_tokens, options.max_tokens) if lead \
+            else options.max_tokens
         yield from _decode(engine, prompt, outcome, replace(options, max_tokens=limit))

@@ -19,12 +19,13 @@ unchanged below its lead.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from pilothouse.config import Settings
 from pilothouse.context.events import ContextAction, report
 from pilothouse.context.grounding import Sources, ground
 from pilothouse.context.rewrite import (
@@ -33,7 +34,7 @@ from pilothouse.context.rewrite import (
     final_message,
     with_final,
 )
-from pilothouse.models.lead import LEAD_INSTRUCTION, whole_sentences
+from pilothouse.models.lead import LEAD_INSTRUCTION, LeadPolicy, lead_policy, whole_sentences
 from pilothouse.models.tokens import message_text, turn_messages
 
 #: Tools whose results are bookkeeping, not facts for the person (the plan shows on its own).
@@ -126,14 +127,35 @@ def _sources(request: ModelRequest) -> Sources:
 class AnswerViewsMiddleware(RequestRewriteMiddleware):
     """Builds each final answer from the model's grounded lead and the turn's views.
 
-    `views` off (the ablation of issue 15) keeps the model's whole text, grounded; `grounding`
-    off keeps it unchecked.
+    `lead` None (views off, the ablation of issue 15) keeps the model's whole text, grounded;
+    `grounding` off keeps it unchecked. A lead policy without leads over answers makes no model
+    call once the turn's views answer the question (`tool_choice="none"`): the answer is the
+    views alone.
     """
 
-    def __init__(self, *, views: bool = True, grounding: bool = True) -> None:
+    def __init__(self, *, lead: LeadPolicy | None = None, grounding: bool = True) -> None:
         super().__init__()
-        self.views = views
+        self.lead = lead
+        self.views = lead is not None
         self.grounding = grounding
+
+    def _views_answer(self, request: ModelRequest) -> ModelResponse | None:
+        """The views-only answer, when no lead is to be written above them."""
+        if self.lead is None or self.lead.over_answers or request.tool_choice != "none" \
+                or not request.messages or not isinstance(request.messages[-1], ToolMessage) \
+                or not turn_views(request.messages):
+            return None
+        return self.revise(request, ModelResponse(result=[AIMessage(content="")]))
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse:
+        return self._views_answer(request) or super().wrap_model_call(request, handler)
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        return self._views_answer(request) or await super().awrap_model_call(request, handler)
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
         if not self.views or not request.messages \
@@ -171,9 +193,9 @@ class AnswerViewsMiddleware(RequestRewriteMiddleware):
         return with_final(response, content=answer)
 
 
-def answer_layers(enabled: Callable[[str], bool]) -> list[AgentMiddleware[Any, Any, Any]]:
+def answer_layers(settings: Settings) -> list[AgentMiddleware[Any, Any, Any]]:
     """The answer layer as Settings enable it (`PILOTHOUSE_DISABLE_LAYERS=views,grounding`)."""
-    views, grounding = enabled("views"), enabled("grounding")
-    return [AnswerViewsMiddleware(views=views, grounding=grounding)] if views or grounding \
+    lead, grounding = lead_policy(settings), settings.layer_enabled("grounding")
+    return [AnswerViewsMiddleware(lead=lead, grounding=grounding)] if lead or grounding \
         else []
 

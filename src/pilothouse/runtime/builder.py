@@ -150,7 +150,7 @@ def build_layered_agent(
     # The answer layer sits inside the toolkit's own layers: an answer the supervisor passes
     # on without a model call (`SingleAnswerMiddleware`) is already composed.
     middleware: list[AgentMiddleware[Any, Any, Any]] = [
-        *extra_middleware, *answer_layers(settings.layer_enabled)]
+        *extra_middleware, *answer_layers(settings)]
     if planning:
         middleware.append(PlanningMiddleware())
         gated.update(plan_approval())

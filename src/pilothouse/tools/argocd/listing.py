@@ -12,6 +12,8 @@ from typing import Any
 from pilothouse.errors import UserInputError
 from pilothouse.tools.argocd import rows
 from pilothouse.tools.argocd.client import ArgoCDClient
+from pilothouse.tools.argocd.details import app_name
+from pilothouse.tools.argocd.errors import NotFound
 from pilothouse.tools.argocd.paging import PageWindow, counts, page_request
 from pilothouse.tools.argocd.search import Matcher
 
@@ -47,6 +49,15 @@ async def _known_projects(client: ArgoCDClient, wanted: list[str]) -> list[str]:
     return found
 
 
+async def _is_application(client: ArgoCDClient, name: str) -> bool:
+    """Whether an application is named exactly `name`."""
+    try:
+        await client.get(f"/api/v1/applications/{app_name(name)}", subject=f"application {name!r}")
+    except (UserInputError, NotFound):
+        return False
+    return True
+
+
 async def list_applications(client: ArgoCDClient, *, page: int = 1, page_size: int = 20,
                             project: str | None = None, sync_status: str | None = None,
                             health_status: str | None = None,
@@ -57,9 +68,18 @@ async def list_applications(client: ArgoCDClient, *, page: int = 1, page_size: i
     team) is matched as text over the apps' names, labels, namespaces and repos instead, and
     the answer says so: measured on the local model, "production applications" came as
     `project="production"`, and the empty page then cost a second model call and a search.
+    An application's own name as `project` is an error that names the one-application tools:
+    measured, "page 2 of the deploy history of X" came as `list_applications(project=X,
+    page=2)`, which listed X itself ("PAGE 2 of 1").
     """
     wanted = project_names(project)
     if wanted and not await _known_projects(client, wanted):
+        if len(wanted) == 1 and await _is_application(client, wanted[0]):
+            raise UserInputError(
+                f"{wanted[0]!r} is an application, not a project.",
+                hint=f"For this one application call get_application(name={wanted[0]!r}) "
+                     "(status), get_application_history (deploys, who deployed, commits), "
+                     "get_application_events, get_application_logs or diff_application.")
         return await _list(client, page, page_size, sync_status, health_status, selector,
                            text=" ".join(wanted))
     return await _list(client, page, page_size, sync_status, health_status, selector,
