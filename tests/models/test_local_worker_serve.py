@@ -48,7 +48,10 @@ def server(tmp_path: Path, argocd: RunningSandbox) -> Iterator[tuple[subprocess.
     env = {k: v for k, v in os.environ.items() if not k.startswith(CLEARED)}
     env.update({"PILOTHOUSE_HOME": str(tmp_path / "home"),
                 "PILOTHOUSE_LOCAL_MODEL_PATH": str(model),
-                "ARGOCD_URL": argocd.url, "ARGOCD_TOKEN": argocd.token})
+                "ARGOCD_URL": argocd.url, "ARGOCD_TOKEN": argocd.token,
+                # The worker is killed at the answer's first token: the model writes a lead
+                # above the listing (by default the listing alone answers, with no tokens).
+                "PILOTHOUSE_LOCAL_LEADS": "true"})
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = int(sock.getsockname()[1])
