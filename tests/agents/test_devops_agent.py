@@ -14,7 +14,7 @@ from pilothouse.agents.devops import open_devops_toolkit
 from pilothouse.agents.factory import AgentFactory
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
-from pilothouse.runtime.events import ApprovalRequest, ContextNote, Event, ToolResult
+from pilothouse.runtime.events import Answer, ApprovalRequest, ContextNote, Event, ToolResult
 from pilothouse.runtime.session import Conversation
 from pilothouse.testing.scripted_model import tool_call
 from pilothouse.tools.mcp_connect import call_for_payload
@@ -108,3 +108,28 @@ async def test_question_naming_a_symbol_gets_its_code_in_context(
     # After the question (the system prompt stays the same, so the model's cache of it holds).
     asked = str(setup.chat_model.requests[0].messages[-1].content)  # type: ignore[attr-defined]
     assert "billing.py:1-6" in asked and "round(sum(line" in asked, asked
+
+
+async def test_on_the_local_model_code_passages_get_the_models_explanation(
+    tmp_path: Path, scripted_setup: Callable[..., ModelSetup],
+    make_settings: Callable[..., Settings],
+) -> None:
+    # A listing answers by its view alone on the local model; code passages never do.
+    workspace = tmp_path / "repo"
+    workspace.mkdir()
+    (workspace / "billing.py").write_text(MODULE)
+    settings = dataclasses.replace(make_settings(
+        MAX_CONTEXT_TOKENS="32000", PILOTHOUSE_MODEL="local:qwen2.5-coder-1.5b-instruct"),
+        workspace=workspace)
+    setup = scripted_setup([tool_call("retrieve_code_context", query="invoice total tax"),
+                            "It sums the invoice lines and adds the tax."], window=32_000,
+                           settings=settings)
+    async with open_devops_toolkit(settings) as toolkit:
+        await call_for_payload(next(t for t in toolkit.tools if t.name == "index_directory"), {})
+        graph = await build(settings, setup, toolkit)
+        events = [e async for e in Conversation(graph, "explained").ask(
+            "How is an invoice total computed?")]
+
+    [answer] = [e.text for e in kinds(events, Answer)]
+    assert answer.startswith("It sums the invoice lines and adds the tax.")
+    assert "billing.py" in answer

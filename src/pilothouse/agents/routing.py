@@ -20,6 +20,7 @@ from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from pilothouse.agents.passthrough import awaits_approval
+from pilothouse.agents.question_parts import RESOURCE_NAME, split_by_agent
 from pilothouse.context.rewrite import RequestRewriteMiddleware, question_text
 from pilothouse.models.tokens import turn_messages, turn_start
 from pilothouse.runtime.answer_views import shown_text
@@ -99,11 +100,6 @@ def _pattern(words: Sequence[str]) -> re.Pattern[str]:
     return re.compile(r"(?<![\w-])(?:" + "|".join(alternatives) + r")(?![\w-])", re.IGNORECASE)
 
 
-#: A resource's name in a question: owner/repo, or a hyphenated name (an app, a cluster, a
-#: branch); a question naming one asks about something an agent can look up.
-_RESOURCE_NAME = re.compile(r"\b[\w.-]+/[\w.-]+\b|\b[a-z0-9]+(?:-[a-z0-9]+)+\b", re.IGNORECASE)
-
-
 def _first_question(messages: Sequence[BaseMessage]) -> bool:
     """Whether the conversation so far is its first question (and this turn's work)."""
     return sum(isinstance(m, HumanMessage) for m in messages) == 1
@@ -158,7 +154,7 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         pending = [t for t in request.tools if getattr(t, "name", None) in named - asked]
         if pending:
             return request.override(tools=pending, tool_choice="required")
-        if not named and not asked and _RESOURCE_NAME.search(question_text(request)):
+        if not named and not asked and RESOURCE_NAME.search(question_text(request)):
             # A named resource is looked up by some agent, never answered from memory.
             # Measured: the local supervisor answered "the last 50 log lines of <app>" itself
             # ("can be found in the Argo CD logs") and "which resources of <app> are
@@ -189,22 +185,30 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         """The agent call the question decides, made without the model; None when the model
         has something to choose.
 
-        Two questions decide it: a conversation's first question naming one agent, and a
-        request for another page of what an agent showed (that agent keeps the conversation
-        of its own tool calls, so it knows which listing to page). The call is the person's
-        own words. A model call would decide nothing and cost seconds of the answer
-        (measured: ~5 s to read the supervisor's prompt and write the call on two cores).
+        Three questions decide it: a conversation's first question naming one agent (asked
+        in the person's words); a first question naming several (each asked its own part, in
+        turn: `question_parts`); and a request for another page of what an agent showed (that
+        agent keeps the conversation of its own tool calls, so it knows which listing to
+        page). A model call would decide nothing and cost seconds of the answer (measured:
+        ~5 s to read the supervisor's prompt and write the call on two cores).
         """
         messages = request.messages
-        if any(isinstance(m, AIMessage) for m in turn_messages(messages)):
-            return None
-        named = self._named(request)
-        agent = named[0] if _first_question(messages) and len(named) == 1 \
-            else self._paged_agent(request)
         offered = {getattr(t, "name", None) for t in request.tools}
+        asked = [call["name"] for m in turn_messages(messages) if isinstance(m, AIMessage)
+                 for call in m.tool_calls]
+        question, named = question_text(request), self._named(request)
+        if _first_question(messages) and len(named) > 1:
+            parts = split_by_agent(question, named, self.router.agents_for)
+            agent = next((a for a in named if f"ask_{a}" not in asked), None)
+            question = parts[agent] if agent else question
+        elif asked:
+            return None
+        else:
+            agent = named[0] if _first_question(messages) and named \
+                else self._paged_agent(request)
         if agent is None or f"ask_{agent}" not in offered:
             return None
-        call = {"name": f"ask_{agent}", "args": {"question": question_text(request)},
+        call = {"name": f"ask_{agent}", "args": {"question": question},
                 "id": f"call_{uuid4().hex[:24]}", "type": "tool_call"}
         return ModelResponse(result=[AIMessage(content="", tool_calls=[call])])
 

@@ -39,6 +39,9 @@ from pilothouse.models.tokens import message_text, turn_messages
 
 #: Tools whose results are bookkeeping, not facts for the person (the plan shows on its own).
 NOT_VIEWS = frozenset({"propose_plan", "update_plan_step"})
+#: Results that answer a question only with the model's explanation: code passages are the
+#: evidence for "how does X work?", not its answer, so a lead is always written above them.
+EXPLAINED = frozenset({"retrieve_code_context"})
 #: At most this much of views in one answer; earlier views give way to later ones.
 MAX_VIEW_CHARS = 12_000
 #: Artifact key of a tool result whose model-facing text is shorter than what the user sees:
@@ -143,7 +146,9 @@ class AnswerViewsMiddleware(RequestRewriteMiddleware):
         """The views-only answer, when no lead is to be written above them."""
         if self.lead is None or self.lead.over_answers or request.tool_choice != "none" \
                 or not request.messages or not isinstance(request.messages[-1], ToolMessage) \
-                or not turn_views(request.messages):
+                or not turn_views(request.messages) or any(
+                    isinstance(m, ToolMessage) and m.name in EXPLAINED
+                    for m in turn_messages(request.messages)):
             return None
         return self.revise(request, ModelResponse(result=[AIMessage(content="")]))
 

@@ -1,0 +1,63 @@
+"""A compound question split by agent: each agent it names is asked only its own part.
+
+Measured with `pilothouse eval` on the local model: given "Which apps in Argo CD project
+payments are OutOfSync, and which pull requests in acme-corp/payments-api are waiting for
+review?" whole, the supervisor's model passed the whole question to both agents, and the GitHub
+agent listed every open pull request instead of the review queue (the Argo CD half of the
+question pulled it off course); another time it read an application's name as a repository.
+Asked only "which pull requests in acme-corp/payments-api are waiting for review?", the choice
+is the one a single-agent question gets.
+
+The split is by the question's own grammar: sentences, "; ", ", then", "also", and a comma
+or "and" before a new question word. Each clause goes to the agents whose domain words it has;
+a clause with none ("What is its status") belongs with the clause before it, where its "its"
+points. An agent no clause names alone gets the clauses that name it with others, and one
+that no clause names at all gets the whole question, and so does one whose part says "it" or
+"its" without naming a resource ("and is its CI failing?": what "its" is went to another agent).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+#: Words that start a new request inside a sentence.
+_STARTS = (r"(?:how|what|which|who|whose|why|when|where|is|are|was|were|does|do|did|can|could"
+           r"|show|list|check|explain|grep|restart|run|tell|find)\b")
+_BOUNDARY = re.compile(
+    r"(?<=[.?!])\s+(?=\S)"                                  # a new sentence
+    r"|;\s*"
+    r"|,?\s+(?:and\s+)?(?:then|also)\s+"                    # ", then restart", " also grep"
+    rf"|,\s+(?:and\s+)?(?={_STARTS})"                       # ", which ...", ", and what ..."
+    rf"|\s+and\s+(?={_STARTS})",                            # " and are ..."
+    re.IGNORECASE)
+_LEADING = re.compile(r"^(?:and|then|also)\s+", re.IGNORECASE)
+_PRONOUN = re.compile(r"\b(?:it|its|they|their|them|that one|this one)\b", re.IGNORECASE)
+#: A resource's name: owner/repo, or a hyphenated name (an app, a cluster, a branch).
+RESOURCE_NAME = re.compile(r"\b[\w.-]+/[\w.-]+\b|\b[a-z0-9]+(?:-[a-z0-9]+)+\b", re.IGNORECASE)
+
+
+def clauses(question: str) -> list[str]:
+    """`question` cut where a new request starts, each clause without its joining word."""
+    parts = (_LEADING.sub("", p.strip(" ,")) for p in _BOUNDARY.split(question))
+    return [p for p in parts if p]
+
+
+def split_by_agent(question: str, agents: Sequence[str],
+                   agents_for: Callable[[str], list[str]]) -> dict[str, str]:
+    """Each of `agents` (those the whole question names) with the part of `question` for it."""
+    texts = clauses(question)
+    owners = [set(agents_for(t)) & set(agents) for t in texts]
+    # A clause naming no agent goes with the one before it (leading ones: with the next).
+    for i in range(1, len(owners)):
+        owners[i] = owners[i] or owners[i - 1]
+    for i in range(len(owners) - 2, -1, -1):
+        owners[i] = owners[i] or owners[i + 1]
+    parts: dict[str, str] = {}
+    for agent in agents:
+        alone = [t for t, o in zip(texts, owners, strict=True) if o == {agent}]
+        shared = [t for t, o in zip(texts, owners, strict=True) if agent in o]
+        part = " ".join(alone or shared)
+        dangling = _PRONOUN.search(part) and not RESOURCE_NAME.search(part)
+        parts[agent] = question if not part or dangling else part
+    return parts

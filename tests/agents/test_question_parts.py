@@ -1,0 +1,54 @@
+"""Compound questions split by agent, with the router's own domain words."""
+
+from __future__ import annotations
+
+import pytest
+
+from pilothouse.agents.question_parts import clauses, split_by_agent
+from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter
+
+ROUTER = DomainRouter(DOMAIN_WORDS)
+
+
+def parts(question: str) -> dict[str, str]:
+    return split_by_agent(question, ROUTER.agents_for(question), ROUTER.agents_for)
+
+
+def test_clauses_start_where_a_new_request_starts() -> None:
+    assert clauses("billing-ledger-dev keeps crashing in Argo CD. Show its pod logs, then open "
+                   "issues in acme-corp/billing-ledger about crashes.") == [
+        "billing-ledger-dev keeps crashing in Argo CD.", "Show its pod logs",
+        "open issues in acme-corp/billing-ledger about crashes."]
+    # A comma or "and" inside one request does not cut it.
+    assert clauses("Sync and health of orders-api-dev, staging and production") == [
+        "Sync and health of orders-api-dev, staging and production"]
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("Is the billing-ledger-staging app synced in Argo CD, and which workflows failed on "
+     "acme-corp/billing-ledger this week?",
+     {"argocd": "Is the billing-ledger-staging app synced in Argo CD",
+      "github": "which workflows failed on acme-corp/billing-ledger this week?"}),
+    # A clause naming no agent goes with the one before it.
+    ("billing-ledger-dev keeps crashing in Argo CD. Show its pod logs, then open issues in "
+     "acme-corp/billing-ledger about crashes.",
+     {"argocd": "billing-ledger-dev keeps crashing in Argo CD. Show its pod logs",
+      "github": "open issues in acme-corp/billing-ledger about crashes."}),
+    ("What does the Makefile in the workspace build and what PRs are open in "
+     "acme-corp/infra-live?",
+     {"devops": "What does the Makefile in the workspace build",
+      "github": "what PRs are open in acme-corp/infra-live?"}),
+])
+def test_each_agent_gets_the_clauses_that_name_it(question: str,
+                                                  expected: dict[str, str]) -> None:
+    assert parts(question) == expected
+
+
+def test_an_agent_without_a_part_of_its_own_gets_the_whole_question() -> None:
+    # "its" points into the Argo CD clause; the GitHub part alone would not say whose CI.
+    question = "Is payments-api Degraded in Argo CD, and is its CI workflow failing?"
+    assert parts(question) == {"argocd": "Is payments-api Degraded in Argo CD",
+                               "github": question}
+    # No clause of its own at all: the agent named only by the whole.
+    assert split_by_agent("orders-api logs", ["argocd", "devops"], lambda _: []) == {
+        "argocd": "orders-api logs", "devops": "orders-api logs"}
