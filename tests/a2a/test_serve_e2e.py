@@ -162,9 +162,13 @@ async def test_a_question_spanning_two_agents_is_answered_across_processes(
     assert "ARGOCD:" in answer and "GITHUB:" in answer
     assert (await degraded_production_apps(argocd))[0] in answer
     assert (await open_pull_titles(github))[0] in answer
-    # Each agent ran its own model turns: routed to both, both answered from their tools.
-    for rule in ("sup-route", "argo-list", "argo-answer", "gh-search", "gh-answer", "sup-combine"):
+    # Each agent ran its own model turns: both answered from their tools. The question names
+    # both agents, so code asked each its own part (no supervisor model call routed it).
+    for rule in ("argo-list", "argo-answer", "gh-search", "gh-answer", "sup-combine"):
         assert model[1].hits(rule), rule
+    assert not model[1].hits("sup-route")
+    [listed] = model[1].hits("argo-list")
+    assert "which production apps are degraded" in str(listed.messages[-1].get("content"))
 
 
 async def test_an_agent_killed_mid_answer_gives_a_partial_answer_then_comes_back(
