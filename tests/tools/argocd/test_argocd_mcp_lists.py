@@ -101,15 +101,17 @@ async def test_a_project_that_does_not_exist_is_matched_as_text_and_says_so(
     assert "search_argocd_resources(query='no-such-team-anywhere')" in nothing.text
 
 
-async def test_an_application_name_as_project_names_the_one_application_tools(
+async def test_an_application_name_as_project_lists_that_application_alone(
         connect: Connect) -> None:
-    app = APPS[3].name
+    app = APPS[3]
     async with connect() as argocd:
-        answer = await argocd("list_applications", project=app, page=2)
-    assert answer.is_error
-    assert answer.payload["error"] == f"{app!r} is an application, not a project."
-    assert f"get_application(name={app!r})" in answer.payload["suggestion"]
-    assert "get_application_history" in answer.payload["suggestion"]
+        answer = await argocd("list_applications", project=app.name)
+    assert not answer.is_error
+    assert [(r["name"], r["sync"], r["health"]) for r in answer.payload["items"]] == [
+        (app.name, app.sync, app.health)]
+    assert answer.payload["filters"] == {"name": app.name}
+    assert f"{app.name!r} is an application, not a project" in answer.text
+    assert "get_application_history" in answer.text
 
 
 async def test_bad_list_arguments_get_clear_errors(connect: Connect) -> None:

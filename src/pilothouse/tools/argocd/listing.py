@@ -68,18 +68,16 @@ async def list_applications(client: ArgoCDClient, *, page: int = 1, page_size: i
     team) is matched as text over the apps' names, labels, namespaces and repos instead, and
     the answer says so: measured on the local model, "production applications" came as
     `project="production"`, and the empty page then cost a second model call and a search.
-    An application's own name as `project` is an error that names the one-application tools:
-    measured, "page 2 of the deploy history of X" came as `list_applications(project=X,
-    page=2)`, which listed X itself ("PAGE 2 of 1").
+    An application's own name as `project` lists that one application, and says which tools
+    tell more of it: measured, "What is the sync and health status of X?" came as
+    `list_applications(project=X)`, and as an error instead the model then wrote an invented
+    status rather than call `get_application`.
     """
     wanted = project_names(project)
     if wanted and not await _known_projects(client, wanted):
         if len(wanted) == 1 and await _is_application(client, wanted[0]):
-            raise UserInputError(
-                f"{wanted[0]!r} is an application, not a project.",
-                hint=f"For this one application call get_application(name={wanted[0]!r}) "
-                     "(status), get_application_history (deploys, who deployed, commits), "
-                     "get_application_events, get_application_logs or diff_application.")
+            return await _list(client, page, page_size, sync_status, health_status, selector,
+                               name=wanted[0])
         return await _list(client, page, page_size, sync_status, health_status, selector,
                            text=" ".join(wanted))
     return await _list(client, page, page_size, sync_status, health_status, selector,
@@ -88,7 +86,8 @@ async def list_applications(client: ArgoCDClient, *, page: int = 1, page_size: i
 
 async def _list(client: ArgoCDClient, page: int, page_size: int, sync_status: str | None,
                 health_status: str | None, selector: str | None, *,
-                projects: list[str] | None = None, text: str | None = None) -> dict[str, Any]:
+                projects: list[str] | None = None, text: str | None = None,
+                name: str | None = None) -> dict[str, Any]:
     request = page_request(page, page_size)
     sync = normalize_status(sync_status, SYNC_STATUSES, "sync_status")
     health = normalize_status(health_status, HEALTH_STATUSES, "health_status")
@@ -109,15 +108,23 @@ async def _list(client: ArgoCDClient, page: int, page_size: int, sync_status: st
             return
         if matcher and matcher.first_match(rows.app_search_fields(item)) is None:
             return
+        if name and (item.get("metadata") or {}).get("name") != name:
+            return
         by_health[row_health] += 1
         by_sync[row_sync] += 1
         window.offer(lambda: rows.app_row(item))
 
     await client.scan(rows.ENDPOINTS["applications"], take, params=params)
-    filters = {k: v for k, v in (("project", ",".join(projects or [])), ("matching", text),
+    filters = {k: v for k, v in (("project", ",".join(projects or [])), ("name", name),
+                                 ("matching", text),
                                  ("sync_status", sync), ("health_status", health),
                                  ("selector", selector)) if v}
     extra: dict[str, Any] = {"filters": filters} if filters else {}
+    if name:
+        extra["note"] = (f"{name!r} is an application, not a project, so this is its own row. "
+                         "Its deploys, events, logs or drift: get_application_history, "
+                         "get_application_events, get_application_logs, diff_application "
+                         f"(name={name!r}).")
     if text:
         extra["note"] = (f"No project is named {text!r}, so this lists the applications whose "
                          f"name, labels, namespace or repo match {text!r}.")
