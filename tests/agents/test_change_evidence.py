@@ -63,11 +63,11 @@ def deploy_behind_the_back(sandbox: RunningSandbox, name: str) -> None:
 
 async def ask(toolkit: Toolkit, writable: Settings,
               scripted_setup: Callable[..., ModelSetup], call: Any,
-              thread: str) -> tuple[Conversation, list[Any]]:
+              thread: str, question: str = "please do it") -> tuple[Conversation, list[Any]]:
     setup = scripted_setup([call, "Done."], window=32_000, settings=writable)
     graph = AgentFactory(writable, setup, InMemorySaver()).build(toolkit).graph
     conversation = Conversation(graph, thread)
-    return conversation, [e async for e in conversation.ask("please do it")]
+    return conversation, [e async for e in conversation.ask(question)]
 
 
 async def test_a_rollback_is_approved_on_the_plan_code_computed(
@@ -104,8 +104,11 @@ async def test_a_change_whose_evidence_changed_after_the_prompt_does_not_run(
     if tool == "run_resource_action":
         args["resource_name"] = f"{record.team}-{record.service}"
     async with open_argocd_toolkit(writable) as toolkit:
+        # An action must be the person's word (one copied from an example is dropped).
         conversation, first = await ask(toolkit, writable, scripted_setup,
-                                        tool_call(tool, **args), f"changed-{tool}")
+                                        tool_call(tool, **args), f"changed-{tool}",
+                                        f"please {extra['action']} it to 4 replicas"
+                                        if "action" in extra else "please do it")
         prompt = next(e for e in first if isinstance(e, ApprovalRequest)).value["description"]
         deploy_behind_the_back(sandbox, record.name)
         rest = [e async for e in conversation.decide({"type": "approve"})]
@@ -155,3 +158,30 @@ def test_a_label_selector_counts_as_given_when_each_of_its_values_was_said() -> 
     assert mentioned("tier=frontend,env!=dev", said)
     assert not mentioned("tier=frontend,env=staging", said)
     assert not mentioned("app=app1,app=app2", said)
+
+
+async def test_the_person_s_words_settle_the_app_and_whether_it_is_a_preview(
+        sandbox: RunningSandbox, writable: Settings,
+        scripted_setup: Callable[..., ModelSetup]) -> None:
+    record = DEGRADED_AUTO[3]
+    # The model names a few-shot example's app, and previews what the person asked to do...
+    asked = tool_call("rollback_application", name="checkout-web-production", dry_run=True)
+    # ...or makes the change the person asked only to see.
+    previewed = tool_call("rollback_application", name=record.name, dry_run=False)
+    async with open_argocd_toolkit(writable) as toolkit:
+        # The change stops for approval after its call; the preview runs its call and answers.
+        setup = scripted_setup([asked, previewed, "That is the plan."], window=32_000,
+                               settings=writable)
+        graph = AgentFactory(writable, setup, InMemorySaver()).build(toolkit).graph
+        change = [e async for e in Conversation(graph, "change").ask(
+            f"Roll back {record.name} to the previous version")]
+        preview = [e async for e in Conversation(graph, "preview").ask(
+            f"What would a rollback of {record.name} change? Do not do it yet.")]
+
+    [prompt] = [e.value["description"] for e in change if isinstance(e, ApprovalRequest)]
+    assert record.name in prompt
+    notes = [e.action.detail for e in change if getattr(e, "action", None) is not None]
+    assert any(f"set name={record.name}, dry_run=False" in n for n in notes), notes
+    assert not [e for e in preview if isinstance(e, ApprovalRequest)]
+    [result] = [e for e in preview if isinstance(e, ToolResult)]
+    assert result.status == "success" and "dry run, nothing changed" in result.preview

@@ -50,6 +50,8 @@ GROUNDED_IDS = {ROLLBACK_TOOL: ("history_id",), SYNC_TOOL: ("revision",),
 #: selector made up: 0 matches, a wrong answer.
 GROUNDED_NAMES = {
     ROLLBACK_TOOL: ("project",),
+    # An action copied from a few-shot example ran instead of listing the actions offered.
+    ACTION_TOOL: ("project", "action"),
     "list_applications": ("project", "selector"),
     "list_applicationsets": ("project",),
     "get_application": ("project",),
@@ -58,6 +60,14 @@ GROUNDED_NAMES = {
     "get_application_logs": ("project",),
     SYNC_TOOL: ("project",),
 }
+#: Tools about one application, named by their `name` argument.
+ONE_APP_TOOLS = (
+    "get_application", "get_application_resource_tree", "get_application_events",
+    "get_application_logs", "get_application_history", "diff_application",
+    "get_application_changes", SYNC_TOOL, ROLLBACK_TOOL, ACTION_TOOL)
+#: A person asking to see a change, not to make it (a change itself still waits for approval).
+PREVIEW_PHRASES = ("preview", "dry run", "dry-run", "what would", "would it", "would change",
+                   "do not", "don't", "not yet", "plan", "simulate", "before i", "what if")
 #: Status filters and the words of a person asking for them (lower case, no spaces or "_").
 GROUNDED_FILTERS = {
     "health_status": {
@@ -76,11 +86,16 @@ _SHOWN = 20  # resources listed in a prompt; the fingerprint covers all of them
 _DIFF_SHOWN = 40  # diff lines in a prompt; the fingerprint covers every line
 
 
+def _is_change(call: Any) -> bool:
+    """A call of a gated tool that names a change (an action call without an action only
+    lists the resource's actions)."""
+    return call["name"] in GATED_TOOLS and (call["name"] != ACTION_TOOL
+                                            or bool(call["args"].get("action")))
+
+
 def _is_real_sync(call: Any) -> bool:
     """A call of a gated tool that would change something (an action needs its name)."""
-    if call["name"] not in GATED_TOOLS or call["args"].get("dry_run", True) is not False:
-        return False
-    return call["name"] != ACTION_TOOL or bool(call["args"].get("action"))
+    return _is_change(call) and call["args"].get("dry_run", True) is False
 
 
 def describe_dry_run(dry_run: dict[str, Any]) -> str:
@@ -202,6 +217,9 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
             approvals=approvals,
             after_approval=approved,
             extra_middleware=[ToolChoiceMiddleware(ANSWERING_TOOLS),
-                              GroundedArgsMiddleware(GROUNDED_IDS, GROUNDED_FILTERS,
-                                                     GROUNDED_NAMES), *evidence],
+                              GroundedArgsMiddleware(
+                                  GROUNDED_IDS, GROUNDED_FILTERS, GROUNDED_NAMES,
+                                  subjects=dict.fromkeys(ONE_APP_TOOLS, "name"),
+                                  is_change=_is_change, preview_phrases=PREVIEW_PHRASES),
+                              *evidence],
         )

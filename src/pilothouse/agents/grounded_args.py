@@ -23,14 +23,21 @@ applications" became `list_applications(sync_status="Synced", health_status="Hea
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
+from pilothouse.agents.question_parts import RESOURCE_NAME
 from pilothouse.context.events import ContextAction, report
-from pilothouse.context.rewrite import RequestRewriteMiddleware, final_message, with_final
-from pilothouse.models.tokens import message_text
+from pilothouse.context.rewrite import (
+    TURN_NOTE,
+    RequestRewriteMiddleware,
+    final_message,
+    with_final,
+)
+from pilothouse.models.tokens import message_text, turn_start
 
 
 def _parts(value: object) -> list[str]:
@@ -67,18 +74,60 @@ def asked_for(value: object, phrases: Mapping[str, Sequence[str]],
     return any(pattern.search(message_text(m)) for m in messages if isinstance(m, HumanMessage))
 
 
+def _newest_question(messages: Sequence[BaseMessage]) -> str:
+    index = turn_start(messages)
+    return message_text(messages[index]).split(TURN_NOTE, 1)[0] if index >= 0 else ""
+
+
+def _said(phrases: Sequence[str], text: str) -> bool:
+    words = "|".join(re.escape(p).replace(r"\ ", r"[\s-]+") for p in phrases)
+    return bool(re.search(rf"(?<![\w-])(?:{words})(?![\w-])", text, re.IGNORECASE))
+
+
 class GroundedArgsMiddleware(RequestRewriteMiddleware):
-    """Drops the id arguments (`ids`: tool -> argument names) no message of the conversation
+    """Holds a model's tool calls to what the conversation gave and the person asked.
+
+    Drops the id arguments (`ids`: tool -> argument names) no message of the conversation
     supports, the names (`names`: tool -> argument names) no person gave, and the filter
-    arguments (`filters`: argument -> value -> phrases) no person asked for."""
+    arguments (`filters`: argument -> value -> phrases) no person asked for. A subject
+    (`subjects`: tool -> its required name argument) nobody gave becomes the one resource the
+    question names (measured: asked about a rollback of logistics-routing-staging, the local
+    model called `get_application_changes(name="checkout-web-production")`, a few-shot
+    example's app). `dry_run` of a change (`is_change(call)`) follows the person's words: a preview
+    when they said one of `preview_phrases`, else the change itself, which still waits for
+    their approval (measured: "Roll back X to the previous version" came as a dry run, so the
+    person was never asked).
+    """
 
     def __init__(self, ids: Mapping[str, Sequence[str]],
                  filters: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
-                 names: Mapping[str, Sequence[str]] | None = None) -> None:
+                 names: Mapping[str, Sequence[str]] | None = None, *,
+                 subjects: Mapping[str, str] | None = None,
+                 is_change: Callable[[Mapping[str, Any]], bool] | None = None,
+                 preview_phrases: Sequence[str] = ()) -> None:
         super().__init__()
         self.ids = {tool: tuple(args) for tool, args in ids.items()}
         self.names = {tool: tuple(args) for tool, args in (names or {}).items()}
         self.filters = {name: dict(values) for name, values in (filters or {}).items()}
+        self.subjects = dict(subjects or {})
+        self.is_change = is_change
+        self.preview_phrases = tuple(preview_phrases)
+
+    def _settled(self, call: Mapping[str, Any], messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        """The arguments the person's words settle: the subject they named, preview or not."""
+        tool, args = str(call["name"]), call["args"]
+        question = _newest_question(messages)
+        settled: dict[str, Any] = {}
+        subject = self.subjects.get(tool)
+        if subject and args.get(subject) is not None and not mentioned(args[subject], messages):
+            named = set(RESOURCE_NAME.findall(question))
+            if len(named) == 1:
+                settled[subject] = named.pop()
+        if self.is_change is not None and self.is_change(call):
+            preview = _said(self.preview_phrases, question)
+            if bool(args.get("dry_run", True)) != preview:
+                settled["dry_run"] = preview
+        return settled
 
     def _unsupported(self, call: Mapping[str, object],
                      messages: Sequence[BaseMessage]) -> list[str]:
@@ -99,15 +148,21 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
         if final is None or not final.tool_calls:
             return response
         dropped: list[str] = []
+        changed: list[str] = []
         calls = []
         for call in final.tool_calls:
             unsupported = self._unsupported(call, request.messages)
             dropped += [f"{name}={call['args'][name]}" for name in unsupported]
-            calls.append({**call, "args": {k: v for k, v in call["args"].items()
-                                           if k not in unsupported}})
-        if not dropped:
-            return response
-        report(ContextAction("grounding", f"dropped {', '.join(dropped)} from a tool call: "
-                             "nobody gave or asked for it", "grounded_ids",
-                             {"arguments": len(dropped)}))
-        return with_final(response, tool_calls=calls)
+            kept: dict[str, Any] = {**call, "args": {k: v for k, v in call["args"].items()
+                                                     if k not in unsupported}}
+            settled = self._settled(kept, request.messages)
+            changed += [f"{name}={value}" for name, value in settled.items()]
+            calls.append({**kept, "args": {**kept["args"], **settled}})
+        if dropped:
+            report(ContextAction("grounding", f"dropped {', '.join(dropped)} from a tool call: "
+                                 "nobody gave or asked for it", "grounded_ids",
+                                 {"arguments": len(dropped)}))
+        if changed:
+            report(ContextAction("grounding", f"set {', '.join(changed)} in a tool call, as the "
+                                 "person asked", "grounded_ids", {"arguments": len(changed)}))
+        return with_final(response, tool_calls=calls) if dropped or changed else response
