@@ -64,29 +64,37 @@ async def test_filters_and_names_nobody_asked_for_are_dropped_and_the_listing_an
                   health_status="Degraded"), LEAD,
         # A project copied from a few-shot example and a made-up selector.
         tool_call("list_applications", project="billing", selector="app=app1,app=app2",
-                  sync_status="OutOfSync"), LEAD], window=32_000, settings=settings)
+                  sync_status="OutOfSync"), LEAD,
+        # An example's filter in place of the one asked for.
+        tool_call("list_applications", page=3, health_status="Progressing"), LEAD],
+        window=32_000, settings=settings)
     async with open_argocd_toolkit(settings) as toolkit:
         graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
         everything = await run(graph, "Show me the payments applications", "f-1")
         broken = await run(graph, "Which payments apps are unhealthy?", "f-2")
         drifted = await run(graph, "Which apps are OutOfSync right now?", "f-3")
+        paged = await run(graph, "Which applications are OutOfSync? Go straight to page 3.",
+                          "f-4")
 
-    calls = [m.tool_calls[0]["args"] for thread in ("f-1", "f-2", "f-3")
+    calls = [m.tool_calls[0]["args"] for thread in ("f-1", "f-2", "f-3", "f-4")
              for m in (await graph.aget_state({"configurable": {"thread_id": thread}})
                        ).values["messages"] if getattr(m, "tool_calls", None)]
     # Asked for all of them: both filters go. Asked for unhealthy ones: the health filter
     # stays, the sync filter nobody asked for goes.
     assert calls == [{"project": "payments"},
                      {"project": "payments", "health_status": "Degraded"},
-                     {"sync_status": "OutOfSync"}]
+                     {"sync_status": "OutOfSync"},
+                     {"page": 3, "sync_status": "outofsync"}]
     [answer] = [e.text for e in everything if isinstance(e, Answer)]
     assert "where project=payments)" in answer or "where project=payments." in answer
     assert "health_status=Degraded" in next(e.text for e in broken if isinstance(e, Answer))
     assert "(119 applications where sync_status=OutOfSync)" in next(
         e.text for e in drifted if isinstance(e, Answer))
+    assert "PAGE 3 of 6 (119 applications where sync_status=OutOfSync)" in next(
+        e.text for e in paged if isinstance(e, Answer))
     # A page of applications answers the question: the model is asked only for its lead.
     choices = [r.tool_choice for r in setup.chat_model.requests]  # type: ignore[attr-defined]
-    assert choices == ["required", "none"] * 3
+    assert choices == ["required", "none"] * 4
 
 
 @pytest.mark.parametrize("decision", ["approve", "reject"])

@@ -220,6 +220,7 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
                               GroundedArgsMiddleware(
                                   GROUNDED_IDS, GROUNDED_FILTERS, GROUNDED_NAMES,
                                   subjects=dict.fromkeys(ONE_APP_TOOLS, "name"),
-                                  is_change=_is_change, preview_phrases=PREVIEW_PHRASES),
+                                  is_change=_is_change, preview_phrases=PREVIEW_PHRASES,
+                                  filtered=("list_applications",)),
                               *evidence],
         )

@@ -96,7 +96,11 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
     example's app). `dry_run` of a change (`is_change(call)`) follows the person's words: a preview
     when they said one of `preview_phrases`, else the change itself, which still waits for
     their approval (measured: "Roll back X to the previous version" came as a dry run, so the
-    person was never asked).
+    person was never asked). When a filter nobody asked for was dropped from a call of the
+    `filtered` tools, the one the person did ask for takes its place (measured: "Which
+    applications are OutOfSync? Go straight to page 3." came as `list_applications(page=3,
+    health_status="Progressing")`, an example's filter). A call with no filter gets none:
+    "are all the payments apps healthy?" must see the unhealthy ones too.
     """
 
     def __init__(self, ids: Mapping[str, Sequence[str]],
@@ -104,7 +108,7 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
                  names: Mapping[str, Sequence[str]] | None = None, *,
                  subjects: Mapping[str, str] | None = None,
                  is_change: Callable[[Mapping[str, Any]], bool] | None = None,
-                 preview_phrases: Sequence[str] = ()) -> None:
+                 preview_phrases: Sequence[str] = (), filtered: Sequence[str] = ()) -> None:
         super().__init__()
         self.ids = {tool: tuple(args) for tool, args in ids.items()}
         self.names = {tool: tuple(args) for tool, args in (names or {}).items()}
@@ -112,9 +116,12 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
         self.subjects = dict(subjects or {})
         self.is_change = is_change
         self.preview_phrases = tuple(preview_phrases)
+        self.filtered = frozenset(filtered)
 
-    def _settled(self, call: Mapping[str, Any], messages: Sequence[BaseMessage]) -> dict[str, Any]:
-        """The arguments the person's words settle: the subject they named, preview or not."""
+    def _settled(self, call: Mapping[str, Any], messages: Sequence[BaseMessage],
+                 misfiltered: bool) -> dict[str, Any]:
+        """The arguments the person's words settle: the subject they named, the filter they
+        asked for in place of one they did not (`misfiltered`), preview or not."""
         tool, args = str(call["name"]), call["args"]
         question = _newest_question(messages)
         settled: dict[str, Any] = {}
@@ -123,6 +130,11 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
             named = set(RESOURCE_NAME.findall(question))
             if len(named) == 1:
                 settled[subject] = named.pop()
+        if tool in self.filtered and misfiltered:
+            for name, values in self.filters.items():
+                asked = [value for value, phrases in values.items() if _said(phrases, question)]
+                if args.get(name) is None and len(asked) == 1:
+                    settled[name] = asked[0]
         if self.is_change is not None and self.is_change(call):
             preview = _said(self.preview_phrases, question)
             if bool(args.get("dry_run", True)) != preview:
@@ -155,7 +167,8 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
             dropped += [f"{name}={call['args'][name]}" for name in unsupported]
             kept: dict[str, Any] = {**call, "args": {k: v for k, v in call["args"].items()
                                                      if k not in unsupported}}
-            settled = self._settled(kept, request.messages)
+            settled = self._settled(kept, request.messages,
+                                    misfiltered=any(n in self.filters for n in unsupported))
             changed += [f"{name}={value}" for name, value in settled.items()]
             calls.append({**kept, "args": {**kept["args"], **settled}})
         if dropped:
