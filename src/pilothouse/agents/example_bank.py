@@ -48,9 +48,6 @@ ARGOCD_EXAMPLES: tuple[Example, ...] = (
             {"project": "checkout", "health_status": "Degraded"}),
     Example("is notifications-webhooks-staging OK right now", "get_application",
             {"name": "notifications-webhooks-staging"}),
-    # An environment or region is part of app names and labels, never a project.
-    Example("apps in the dev environment", "search_argocd_resources",
-            {"query": "dev", "resource_types": "applications"}),
     Example("which pods of orders-worker-production are failing", "get_application_resource_tree",
             {"name": "orders-worker-production"}),
     Example("recent warning events for checkout-api-dev", "get_application_events",
