@@ -176,7 +176,8 @@ async def test_a_request_for_another_page_goes_to_the_agent_that_showed_the_page
     # The agents here type their pages (no tools), which the views layer would drop.
     settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=f"{UNGROUNDED},views")
     pages = ["PAGE 1 of 41 (819 applications). Ask for page 2 for more.",
-             "PAGE 2 of 41 (819 applications). Ask for page 3 for more."]
+             "PAGE 2 of 41 (819 applications). Ask for page 3 for more.",
+             "PAGE 3 of 41 (819 applications). Ask for page 4 for more."]
     argocd_setup = scripted_setup(pages)
     github_setup = scripted_setup(["3 pull requests wait for review."])
     agents = [InProcessSubAgent("argocd", "Argo CD.", specialist(settings, argocd_setup,
@@ -189,11 +190,12 @@ async def test_a_request_for_another_page_goes_to_the_agent_that_showed_the_page
 
     assert await collect_answers(paged, "List all ArgoCD applications") == [pages[0]]
     assert await collect_answers(paged, "show page 2") == [pages[1]]
-    # No model call decided either turn; the agent got the person's words.
+    assert await collect_answers(paged, "And the next twenty?") == [pages[2]]
+    # No model call decided any turn; the agent got the person's words.
     assert setup.chat_model.requests == []  # type: ignore[attr-defined]
     asked = [str(r.messages[-1].content).split("\n\n")[0]
              for r in argocd_setup.chat_model.requests]  # type: ignore[attr-defined]
-    assert asked == ["List all ArgoCD applications", "show page 2"]
+    assert asked == ["List all ArgoCD applications", "show page 2", "And the next twenty?"]
 
     # An answer that was not a page leaves a page request to the model.
     await collect_answers(listed, "Which PRs wait for review?")

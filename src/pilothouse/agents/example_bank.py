@@ -118,8 +118,8 @@ DEVOPS_EXAMPLES: tuple[Example, ...] = (
     Example("explain how request retries are configured", "retrieve_code_context",
             {"query": "retry configuration backoff"}),
     # How code behaves is read from the code, not grepped for a word (measured: a question
-    # about how tokens are checked became `grep -rln API_TOKEN .`, copied from the example
-    # below, and failed).
+    # about how tokens are checked became `grep -rln API_TOKEN .`, copied from the grep
+    # example below when it was about the API token: the only example near enough to show).
     Example("how does the invoice module sign its webhook payloads", "retrieve_code_context",
             {"query": "sign webhook payload signature"}),
     Example("where is the session timeout decided", "retrieve_code_context",
@@ -128,8 +128,8 @@ DEVOPS_EXAMPLES: tuple[Example, ...] = (
     Example("list the Kubernetes manifests", "run_command",
             {"command": "find . -name '*.yaml' -path '*k8s*'"}),
     Example("show the last five commits", "run_command", {"command": "git log --oneline -5"}),
-    Example("which files mention the API token", "run_command",
-            {"command": "grep -rln API_TOKEN ."}),
+    Example("which files mention the LOG_LEVEL variable", "run_command",
+            {"command": "grep -rln LOG_LEVEL ."}),
 )
 
 BANKS: dict[str, tuple[Example, ...]] = {

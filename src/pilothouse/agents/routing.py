@@ -49,8 +49,10 @@ DOMAIN_WORDS: dict[str, tuple[str, ...]] = {
 #: Every paged view ends "Ask for page 2 for more" (`tools.views`), so this is the product's own
 #: protocol; the request names no domain, and the local supervisor, left to choose, retyped
 #: the previous page as "PAGE 2" (488 tokens, 111 s, invented; measured with `pilothouse eval`).
-_PAGE_REQUEST = re.compile(r"(?<![\w-])(?:page\s*\d+|(?:next|previous|another|last)\s+page)"
-                           r"(?![\w-])", re.IGNORECASE)
+_PAGE_REQUEST = re.compile(
+    r"(?<![\w-])(?:page\s*\d+|(?:the\s+)?(?:next|previous|another|last)\s+(?:page|\d+|one|ones"
+    r"|two|three|four|five|ten|twenty|few|batch)|(?:show|list|give\s+me)\s+more|the\s+rest)"
+    r"(?![\w-])", re.IGNORECASE)
 _PAGED_ANSWER = re.compile(r"\bPAGE \d+ of \d+\b")
 
 #: Package names too common to say a question is about this codebase.
