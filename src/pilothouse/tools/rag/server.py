@@ -151,13 +151,15 @@ def build_rag_server(
         report = await indexer.run(Path(path) if path else indexer.root, ctx)
         return tool_result(report_payload(report), is_error=False, view=views.report_view)
 
+    # No example query in the description: the local model copied the one it had ("where is
+    # auth checked") as the query of an unrelated request (`pilothouse eval`).
     @server.tool(structured_output=False, annotations=READS)
     async def retrieve_code_context(
         query: str, k: int = 5, path_filter: str | None = None, ctx: Context | None = None
     ) -> CallToolResult:
         """Find the code most relevant to a question: file paths, line ranges and snippets.
 
-        query: what you are looking for, in words or by name (e.g. "where is auth checked").
+        query: what you are looking for: the question's own words, or a function or class name.
         k: how many chunks (1-20). path_filter: a glob ("src/**/*.py") or part of a path.
         """
         await indexer.settle(index_wait_seconds)
