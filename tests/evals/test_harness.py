@@ -128,10 +128,9 @@ def test_a_model_that_fails_or_does_nothing_fails_every_case_that_asks_for_somet
 ) -> None:
     everything = load_cases([CASES])
     sample = [next(c for c in everything if c.category == name) for name in CATEGORIES]
-    # Its first call fails as a provider outage would: that case fails, the run goes on. The
-    # multi-agent case goes first: its question names two agents, so that first call is the
-    # supervisor's own (a question naming one agent is passed to it without a model call).
-    sample.sort(key=lambda case: case.category != "multi_agent")
+    # Its first call fails as a provider outage would: that case fails, the run goes on. Code
+    # routes every first question that names agents, so that first call is an agent's, and the
+    # supervisor still answers (how it reports the agent: tests/agents/test_routing.py).
     idle = ScriptedChatModel.from_steps([RuntimeError("Connection refused by the provider")],
                                         default="I am not sure; please check Argo CD.")
 
@@ -144,8 +143,6 @@ def test_a_model_that_fails_or_does_nothing_fails_every_case_that_asks_for_somet
     assert [r.passed for r in results] == [False] * len(sample)
     failed = {c.name for r in results for c in r.failed_checks}
     assert {"agents", "tools", "facts"} <= failed
-    outage = next(c for c in results[0].checks if c.name == "answered")
-    assert not outage.passed and "could not be reached" in outage.detail
     assert all(r.model_calls >= 1 for r in results)
     # The judge saw each case's question and answer and its verdict is one more check.
     assert all(c.detail == "It does not answer the question." for r in results

@@ -50,8 +50,7 @@ GROUNDED_IDS = {ROLLBACK_TOOL: ("history_id",), SYNC_TOOL: ("revision",),
 #: selector made up: 0 matches, a wrong answer.
 GROUNDED_NAMES = {
     ROLLBACK_TOOL: ("project",),
-    # An action copied from a few-shot example ran instead of listing the actions offered.
-    ACTION_TOOL: ("project", "action"),
+    ACTION_TOOL: ("project",),
     "list_applications": ("project", "selector"),
     "list_applicationsets": ("project",),
     "get_application": ("project",),
@@ -81,6 +80,13 @@ GROUNDED_FILTERS = {
         "synced": ("synced", "in sync"),
         "outofsync": ("outofsync", "out of sync", "not synced", "unsynced", "drift", "drifted"),
         "unknown": ("unknown",)},
+    # Resource actions (measured: "restart", copied from a few-shot example, was about to run
+    # when the person asked which actions a Deployment offers). Others are left as written.
+    "action": {
+        "restart": ("restart", "roll", "rolling", "bounce", "recycle", "redeploy"),
+        "scale": ("scale", "replicas", "replica"),
+        "pause": ("pause",), "resume": ("resume", "unpause"),
+        "retry": ("retry",), "abort": ("abort", "cancel")},
 }
 _SHOWN = 20  # resources listed in a prompt; the fingerprint covers all of them
 _DIFF_SHOWN = 40  # diff lines in a prompt; the fingerprint covers every line
