@@ -5,10 +5,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+from langgraph.checkpoint.memory import InMemorySaver
+
+from pilothouse.agents.factory import AgentFactory
 from pilothouse.agents.github import open_github_toolkit
 from pilothouse.config import Settings
+from pilothouse.models.registry import ModelSetup
+from pilothouse.runtime.session import Conversation
 from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
 from pilothouse.sandbox.github.server import running_github_sandbox
+from pilothouse.testing.scripted_model import tool_call
 
 
 async def test_the_toolkit_reads_its_connection_from_settings_and_calls_a_tool_first(
@@ -28,3 +34,27 @@ async def test_the_toolkit_reads_its_connection_from_settings_and_calls_a_tool_f
     assert str(answer).startswith("Showing all") and "pull requests in acme-corp/payments-api" \
         in str(answer)
     assert any(isinstance(m, ToolChoiceMiddleware) for m in toolkit.extra_middleware)
+
+
+async def test_run_filters_nobody_asked_for_are_dropped(
+    make_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    # A few-shot example's filters on a question that asks for every recent run.
+    copied = tool_call("list_workflow_runs", owner="acme-corp", repo="payments-api",
+                       status="failure", branch="main")
+    with running_github_sandbox() as sandbox:
+        settings = dataclasses.replace(make_settings(), github_api_url=sandbox.url,
+                                       github_token=sandbox.token)
+        setup = scripted_setup([copied, "Here are the runs.", copied, "Here are the failures."],
+                               settings=settings)
+        async with open_github_toolkit(settings) as toolkit:
+            graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+            for thread, question in (("all", "Latest Actions runs in acme-corp/payments-api?"),
+                                     ("failed", "Which runs failed in acme-corp/payments-api?")):
+                [e async for e in Conversation(graph, thread).ask(question)]
+            calls = [m.tool_calls[0]["args"] for thread in ("all", "failed")
+                     for m in (await graph.aget_state({"configurable": {"thread_id": thread}})
+                               ).values["messages"] if getattr(m, "tool_calls", None)]
+
+    assert calls == [{"owner": "acme-corp", "repo": "payments-api"},
+                     {"owner": "acme-corp", "repo": "payments-api", "status": "failure"}]

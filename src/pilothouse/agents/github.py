@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from pilothouse.agents.github_prompt import GITHUB_SYSTEM_PROMPT
+from pilothouse.agents.grounded_args import GroundedArgsMiddleware
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
@@ -25,6 +26,19 @@ from pilothouse.tools.tool_filter import cli_arguments
 ANSWERING_TOOLS = frozenset({
     "list_pull_requests", "list_pull_requests_awaiting_review", "list_issues", "search_issues",
     "get_pull_request", "get_commit", "compare_commits", "get_workflow_run_logs"})
+#: Filters and the words of a person asking for them (`agents.grounded_args`). Measured with
+#: `pilothouse eval`: "What are the latest GitHub Actions runs in X?" came as
+#: `list_workflow_runs(status="failure", branch="main")`, a few-shot example's filters.
+GROUNDED_FILTERS = {
+    "status": {
+        "failure": ("fail", "fails", "failed", "failing", "failure", "failures", "broken",
+                    "red"),
+        "success": ("success", "successful", "succeeded", "passed", "passing", "green"),
+        "inprogress": ("in progress", "running"),
+        "queued": ("queued", "waiting", "pending")},
+}
+#: Names the person must have given.
+GROUNDED_NAMES = {"list_workflow_runs": ("branch", "event")}
 
 
 @asynccontextmanager
@@ -45,4 +59,6 @@ async def open_github_toolkit(
         # tool call, as the Argo CD agent's does: left free, the local model answered 9 of 11
         # evaluation questions from memory ("error: Too many requests", PR counts it made up).
         yield Toolkit(name="github", prompt=GITHUB_SYSTEM_PROMPT, tools=tools,
-                      extra_middleware=[ToolChoiceMiddleware(ANSWERING_TOOLS)])
+                      extra_middleware=[ToolChoiceMiddleware(ANSWERING_TOOLS),
+                                        GroundedArgsMiddleware({}, GROUNDED_FILTERS,
+                                                               GROUNDED_NAMES)])
