@@ -93,6 +93,7 @@ INVALID: dict[str, tuple[str, ...]] = {
     "PILOTHOUSE_MCP_READ_ONLY": ("maybe",),
     "PILOTHOUSE_LOG_JSON": ("maybe",),
     "PILOTHOUSE_LOCAL_PREFIX_CACHE": ("maybe",),
+    "PILOTHOUSE_LOCAL_LEADS": ("maybe",),
     "PILOTHOUSE_TRACE_CONSOLE": ("maybe",),
     "PILOTHOUSE_LOG_LEVEL": ("loud",),
     "PILOTHOUSE_MODEL": ("gpt-4o", "acme:gpt"),
