@@ -29,6 +29,20 @@ def compute_invoice_total(lines):
 '''
 
 
+def billing_workspace(tmp_path: Path) -> Path:
+    """A workspace holding one module, `billing.py` (`MODULE`)."""
+    workspace = tmp_path / "repo"
+    workspace.mkdir()
+    (workspace / "billing.py").write_text(MODULE)
+    return workspace
+
+
+async def index_workspace(toolkit: Any) -> dict[str, Any]:
+    """The report of indexing the toolkit's workspace through its MCP tool."""
+    index = next(t for t in toolkit.tools if t.name == "index_directory")
+    return dict(await call_for_payload(index, {}))
+
+
 def settings_for(make_settings: Callable[..., Settings], workspace: Path) -> Settings:
     return dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000"), workspace=workspace)
 
@@ -90,15 +104,12 @@ async def test_question_naming_a_symbol_gets_its_code_in_context(
     tmp_path: Path, scripted_setup: Callable[..., ModelSetup],
     make_settings: Callable[..., Settings],
 ) -> None:
-    workspace = tmp_path / "repo"
-    workspace.mkdir()
-    (workspace / "billing.py").write_text(MODULE)
+    workspace = billing_workspace(tmp_path)
     settings = settings_for(make_settings, workspace)
     setup = scripted_setup(["It sums the lines and adds 20% tax."], window=32_000,
                            settings=settings)
     async with open_devops_toolkit(settings) as toolkit:
-        index = next(t for t in toolkit.tools if t.name == "index_directory")
-        report = await call_for_payload(index, {})
+        report = await index_workspace(toolkit)
         assert report["files_indexed"] + report["files_skipped_unchanged"] == 1
         graph = await build(settings, setup, toolkit)
         events = [e async for e in Conversation(graph, "rag").ask(
@@ -115,17 +126,14 @@ async def test_on_the_local_model_code_passages_get_the_models_explanation(
     make_settings: Callable[..., Settings],
 ) -> None:
     # A listing answers by its view alone on the local model; code passages never do.
-    workspace = tmp_path / "repo"
-    workspace.mkdir()
-    (workspace / "billing.py").write_text(MODULE)
     settings = dataclasses.replace(make_settings(
         MAX_CONTEXT_TOKENS="32000", PILOTHOUSE_MODEL="local:qwen2.5-coder-1.5b-instruct"),
-        workspace=workspace)
+        workspace=billing_workspace(tmp_path))
     setup = scripted_setup([tool_call("retrieve_code_context", query="invoice total tax"),
                             "It sums the invoice lines and adds the tax."], window=32_000,
                            settings=settings)
     async with open_devops_toolkit(settings) as toolkit:
-        await call_for_payload(next(t for t in toolkit.tools if t.name == "index_directory"), {})
+        await index_workspace(toolkit)
         graph = await build(settings, setup, toolkit)
         events = [e async for e in Conversation(graph, "explained").ask(
             "How is an invoice total computed?")]

@@ -37,6 +37,19 @@ def specialist(settings: Settings, setup: ModelSetup, name: str) -> Any:
     return factory.build(Toolkit(name=name, prompt="")).graph
 
 
+def supervisor_over(settings: Settings, setup: ModelSetup,
+                    agents: list[InProcessSubAgent]) -> Any:
+    """The factory's supervisor over `agents`, its own model scripted by `setup`."""
+    return AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
+
+
+async def calls_made(supervisor: Any, thread: str) -> list[tuple[str, dict[str, Any]]]:
+    """The supervisor's tool calls in conversation `thread`: (tool, arguments)."""
+    state = await supervisor.graph.aget_state({"configurable": {"thread_id": thread}})
+    return [(c["name"], c["args"]) for m in state.values["messages"]
+            if isinstance(m, AIMessage) for c in m.tool_calls]
+
+
 def test_a_question_names_the_agents_of_its_domain_words() -> None:
     router = DomainRouter(DOMAIN_WORDS)
     assert router.agents_for("Show me production applications") == ["argocd"]
@@ -60,7 +73,7 @@ async def test_the_first_call_sees_only_the_named_agents_and_later_calls_see_all
     setup = scripted_setup(["Hello! Ask me about apps, PRs or code.",
                             tool_call("ask_github", question="PRs waiting for review?"), both,
                             "Both say hello."])
-    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
+    supervisor = supervisor_over(settings, setup, agents)
     conversation = Conversation(supervisor.graph, "r-1")
 
     greeting = [e async for e in conversation.ask("hello there")]
@@ -89,17 +102,14 @@ async def test_a_first_question_naming_one_agent_is_passed_on_without_a_model_ca
     settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
     agents = answering_agents(settings, scripted_setup)
     setup = scripted_setup([])  # any supervisor model call would fail the turn
-    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
+    supervisor = supervisor_over(settings, setup, agents)
 
     events = [e async for e in Conversation(supervisor.graph, "r-5").ask(
         "Which PRs wait for review?")]
 
     assert [e.text for e in events if isinstance(e, Answer)] == ["github answered."]
     assert setup.chat_model.requests == []  # type: ignore[attr-defined]
-    history = await supervisor.graph.aget_state({"configurable": {"thread_id": "r-5"}})
-    calls = [c for m in history.values["messages"] if isinstance(m, AIMessage)
-             for c in m.tool_calls]
-    assert [(c["name"], c["args"]) for c in calls] == [
+    assert await calls_made(supervisor, "r-5") == [
         ("ask_github", {"question": "Which PRs wait for review?"})]
 
 
@@ -111,7 +121,7 @@ async def test_a_failed_only_agent_goes_to_the_model_which_says_what_is_missing(
     agents = [InProcessSubAgent("argocd", "Argo CD.", specialist(settings, broken, "argocd"))]
     setup = scripted_setup([tool_call("ask_argocd", question="apps?"),
                             "The Argo CD part is missing: its agent could not reach its model."])
-    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
+    supervisor = supervisor_over(settings, setup, agents)
 
     events = [e async for e in Conversation(supervisor.graph, "r-2").ask("which apps?")]
 
@@ -127,7 +137,7 @@ async def test_a_question_naming_two_domains_asks_both_agents_one_after_the_othe
     settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
     agents = answering_agents(settings, scripted_setup)
     setup = scripted_setup(["payments-api is Degraded and its CI fails."])
-    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
+    supervisor = supervisor_over(settings, setup, agents)
 
     events = [e async for e in Conversation(supervisor.graph, "r-3").ask(
         "Is payments-api Degraded, and is its CI workflow failing?")]
@@ -135,9 +145,7 @@ async def test_a_question_naming_two_domains_asks_both_agents_one_after_the_othe
     # Code asked each agent in turn; the model only writes, without being offered them again.
     [request] = setup.chat_model.requests  # type: ignore[attr-defined]
     assert request.tool_choice == "none"
-    history = await supervisor.graph.aget_state({"configurable": {"thread_id": "r-3"}})
-    asked = [(c["name"], c["args"]["question"]) for m in history.values["messages"]
-             if isinstance(m, AIMessage) for c in m.tool_calls]
+    asked = [(name, args["question"]) for name, args in await calls_made(supervisor, "r-3")]
     # "its" names nothing without the first clause: the GitHub agent gets the whole question.
     assert asked == [("ask_argocd", "Is payments-api Degraded"),
                      ("ask_github", "Is payments-api Degraded, and is its CI workflow failing?")]
@@ -156,7 +164,7 @@ async def test_a_first_question_for_one_agent_reaches_it_as_asked_and_later_ones
     setup = scripted_setup([
         tool_call("ask_argocd", question="Show the events of payments-api-production"),
         tool_call("ask_argocd", question="Sync status of payments-api-production")])
-    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
+    supervisor = supervisor_over(settings, setup, agents)
     conversation = Conversation(supervisor.graph, "r-4")
 
     await collect_answers(conversation, "Diff payments-api-production against git")
@@ -185,7 +193,7 @@ async def test_a_request_for_another_page_goes_to_the_agent_that_showed_the_page
               InProcessSubAgent("github", "GitHub.", specialist(settings, github_setup,
                                                                  "github"))]
     setup = scripted_setup(["Which listing do you mean? Ask it again with its name."])
-    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
+    supervisor = supervisor_over(settings, setup, agents)
     paged, listed = Conversation(supervisor.graph, "r-6"), Conversation(supervisor.graph, "r-7")
 
     assert await collect_answers(paged, "List all ArgoCD applications") == [pages[0]]
@@ -209,7 +217,7 @@ async def test_a_question_naming_a_resource_but_no_agent_must_ask_some_agent(
     settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
     agents = answering_agents(settings, scripted_setup)
     setup = scripted_setup([tool_call("ask_argocd", question="last 50 log lines of x-api-dev")])
-    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
+    supervisor = supervisor_over(settings, setup, agents)
 
     answers = await collect_answers(Conversation(supervisor.graph, "r-8"),
                                     "Show me the last 50 log lines of x-api-dev")
@@ -242,8 +250,8 @@ async def test_a_question_naming_a_workspace_package_goes_to_devops(
     settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED,
                              PILOTHOUSE_WORKSPACE=str(tmp_path))
     setup = scripted_setup([])  # a supervisor model call would fail the turn
-    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(
-        answering_agents(settings, scripted_setup))
+    supervisor = supervisor_over(
+        settings, setup, answering_agents(settings, scripted_setup))
 
     answers = await collect_answers(Conversation(supervisor.graph, "r-6"),
                                     "How does shopcart compute taxes?")

@@ -27,7 +27,7 @@ ANSWERING_TOOLS = frozenset({
     "list_pull_requests", "list_pull_requests_awaiting_review", "list_issues", "search_issues",
     "get_pull_request", "get_commit", "compare_commits", "get_workflow_run_logs"})
 #: Filters and the words of a person asking for them (`agents.grounded_args`). Measured with
-#: `pilothouse eval`: "What are the latest GitHub Actions runs in X?" came as
+#: `pilothouse eval`: a question for a repository's newest workflow runs came as
 #: `list_workflow_runs(status="failure", branch="main")`, a few-shot example's filters.
 GROUNDED_FILTERS = {
     "status": {

@@ -2,22 +2,23 @@
 
 The answer layer removes numbers no tool or person gave (`context.grounding`); this does the same
 for the ids a model puts in a call, where a made-up one does harm before anyone reads an answer.
-Measured on the local model: asked "Roll back catalog-indexer-dev", it filled the optional
+Measured on the local model: asked to roll an application back, it filled the optional
 `history_id` with 1 (no such deploy: the tool refused, nothing was planned) because the grammar
 let it write every optional argument. An id argument whose value occurs nowhere in the
 conversation (the question, earlier turns, tool results) is removed from the call, so the tool
 takes its default (for a rollback, the previous deploy), and the turn reports it. It runs on the
 model's response, before the evidence gate computes what a person approves.
 
-Names that narrow a listing (project, label selector, pod) must be a person's words: the local
+Names that narrow a listing (project, label selector) must be a person's words: the local
 model copied `project="billing"` from a few-shot example into an unrelated question, made up a
 selector, and on a follow-up took "billing" from the project column of the previous page.
 
 Filters are held to the same rule against the person's words: a status filter nobody asked for
-narrows a listing to a wrong answer. Measured on the local model: "Show me production
-applications" became `list_applications(sync_status="Synced", health_status="Healthy", ...)`
-(212 of 276 matches). A filter value is kept only when one of its phrases ("degraded",
-"unhealthy", "out of sync") occurs in a person's message of the conversation.
+narrows a listing to a wrong answer. Measured on the local model: a question for one
+environment's applications became `list_applications(sync_status="Synced",
+health_status="Healthy", ...)` (212 of 276 matches). A filter value is kept only when one
+of its phrases ("degraded", "unhealthy", "out of sync") occurs in a person's message of the
+conversation.
 """
 
 from __future__ import annotations
@@ -32,12 +33,12 @@ from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from pilothouse.agents.question_parts import RESOURCE_NAME
 from pilothouse.context.events import ContextAction, report
 from pilothouse.context.rewrite import (
-    TURN_NOTE,
     RequestRewriteMiddleware,
     final_message,
+    newest_question,
     with_final,
 )
-from pilothouse.models.tokens import message_text, turn_start
+from pilothouse.models.tokens import message_text
 
 
 def _parts(value: object) -> list[str]:
@@ -61,6 +62,12 @@ def mentioned(value: object, messages: Sequence[BaseMessage], *,
     return all(any(p.search(text) for text in texts) for p in patterns)
 
 
+def _said(phrases: Sequence[str], text: str) -> bool:
+    """Whether `text` says one of `phrases` as whole words (a space matches a hyphen too)."""
+    words = "|".join(re.escape(p).replace(r"\ ", r"[\s-]+") for p in phrases)
+    return bool(re.search(rf"(?<![\w-])(?:{words})(?![\w-])", text, re.IGNORECASE))
+
+
 def asked_for(value: object, phrases: Mapping[str, Sequence[str]],
               messages: Sequence[BaseMessage]) -> bool:
     """Whether a person's message says one of the phrases of filter value `value`.
@@ -69,19 +76,7 @@ def asked_for(value: object, phrases: Mapping[str, Sequence[str]],
     said = phrases.get(str(value).replace("_", "").replace(" ", "").lower())
     if said is None:
         return True
-    words = "|".join(re.escape(p).replace(r"\ ", r"[\s-]+") for p in said)
-    pattern = re.compile(rf"(?<![\w-])(?:{words})(?![\w-])", re.IGNORECASE)
-    return any(pattern.search(message_text(m)) for m in messages if isinstance(m, HumanMessage))
-
-
-def _newest_question(messages: Sequence[BaseMessage]) -> str:
-    index = turn_start(messages)
-    return message_text(messages[index]).split(TURN_NOTE, 1)[0] if index >= 0 else ""
-
-
-def _said(phrases: Sequence[str], text: str) -> bool:
-    words = "|".join(re.escape(p).replace(r"\ ", r"[\s-]+") for p in phrases)
-    return bool(re.search(rf"(?<![\w-])(?:{words})(?![\w-])", text, re.IGNORECASE))
+    return any(_said(said, message_text(m)) for m in messages if isinstance(m, HumanMessage))
 
 
 class GroundedArgsMiddleware(RequestRewriteMiddleware):
@@ -95,10 +90,10 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
     model called `get_application_changes(name="checkout-web-production")`, a few-shot
     example's app). `dry_run` of a change (`is_change(call)`) follows the person's words: a preview
     when they said one of `preview_phrases`, else the change itself, which still waits for
-    their approval (measured: "Roll back X to the previous version" came as a dry run, so the
+    their approval (measured: a request to roll an app back came as a dry run, so the
     person was never asked). When a filter nobody asked for was dropped from a call of the
-    `filtered` tools, the one the person did ask for takes its place (measured: "Which
-    applications are OutOfSync? Go straight to page 3." came as `list_applications(page=3,
+    `filtered` tools, the one the person did ask for takes its place (measured: a question
+    for a later page of the out-of-sync apps came as `list_applications(page=3,
     health_status="Progressing")`, an example's filter). A call with no filter gets none:
     "are all the payments apps healthy?" must see the unhealthy ones too.
     """
@@ -123,7 +118,7 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
         """The arguments the person's words settle: the subject they named, the filter they
         asked for in place of one they did not (`misfiltered`), preview or not."""
         tool, args = str(call["name"]), call["args"]
-        question = _newest_question(messages)
+        question = newest_question(messages)
         settled: dict[str, Any] = {}
         subject = self.subjects.get(tool)
         if subject and args.get(subject) is not None and not mentioned(args[subject], messages):

@@ -10,12 +10,13 @@ still pending, several agents, or an agent the question names still to ask go to
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import NotRequired, TypedDict
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, ToolMessage
 
+from pilothouse.context.rewrite import RequestRewriteMiddleware
 from pilothouse.models.tokens import turn_messages
 from pilothouse.runtime.answer_views import shown_text
 from pilothouse.runtime.subagent import ReplyState
@@ -58,19 +59,9 @@ def single_answer(request: ModelRequest) -> str | None:
     return text if text and not awaits_approval(result) else None
 
 
-class SingleAnswerMiddleware(AgentMiddleware):
+class SingleAnswerMiddleware(RequestRewriteMiddleware):
     """Answers with the only sub-agent's answer of the turn, without a model call."""
 
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
+    def answer_without_model(self, request: ModelRequest) -> ModelResponse | None:
         answer = single_answer(request)
-        return ModelResponse(result=[AIMessage(content=answer)]) if answer else handler(request)
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> ModelResponse:
-        answer = single_answer(request)
-        if answer:
-            return ModelResponse(result=[AIMessage(content=answer)])
-        return await handler(request)
+        return ModelResponse(result=[AIMessage(content=answer)]) if answer else None

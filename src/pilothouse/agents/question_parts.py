@@ -1,12 +1,11 @@
 """A compound question split by agent: each agent it names is asked only its own part.
 
-Measured with `pilothouse eval` on the local model: given "Which apps in Argo CD project
-payments are OutOfSync, and which pull requests in acme-corp/payments-api are waiting for
-review?" whole, the supervisor's model passed the whole question to both agents, and the GitHub
-agent listed every open pull request instead of the review queue (the Argo CD half of the
-question pulled it off course); another time it read an application's name as a repository.
-Asked only "which pull requests in acme-corp/payments-api are waiting for review?", the choice
-is the one a single-agent question gets.
+Measured with `pilothouse eval` on the local model: given a question with an Argo CD half
+(out-of-sync apps of a project) and a GitHub half (a repository's review queue) whole, the
+supervisor's model passed the whole question to both agents, and the GitHub agent listed every
+open pull request instead of the review queue (the Argo CD half pulled it off course); another
+time it read an application's name as a repository. Asked only its own half, each agent makes
+the choice a single-agent question gets.
 
 The split is by the question's own grammar: sentences, "; ", ", then", "also", and a comma
 or "and" before a new question word. Each clause goes to the agents whose domain words it has;

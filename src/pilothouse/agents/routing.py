@@ -12,7 +12,7 @@ such as an application, must still ask one).
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from uuid import uuid4
 
@@ -68,7 +68,7 @@ _PACKAGE_DEPTH, _MAX_DIRS = 3, 2_000
 def workspace_packages(root: Path, taken: Collection[str] = ()) -> tuple[str, ...]:
     """The workspace's top-level Python packages: the DevOps agent's own vocabulary.
 
-    A question naming one ("how does the orders service verify tokens?") is about this
+    A question naming one ("how does <package> check its input?") is about this
     codebase even without a word like "code" (measured: the supervisor answered such a
     question itself, from nothing). Generic names and words of other domains (`taken`) are
     left out; the walk is bounded, so a workspace at a home directory costs milliseconds.
@@ -130,11 +130,11 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
     that names Argo CD and GitHub got only the first agent's half of the answer otherwise.
 
     On a conversation's first turn, a question that names one agent reaches it in the person's
-    own words, with no model call (`direct_call`): there is nothing earlier to resolve, and the
-    local model's rewording lost or added detail (measured: "Diff payments-api-production
-    against git" was passed on as a question about "sync status, health status, and any
-    relevant events or pod logs", and a request to roll a Deployment's pods as "argo cd
-    rollout notifications-sms-dev.<same>").
+    own words, with no model call (`answer_without_model`): there is nothing earlier to
+    resolve, and the local model's rewording lost or added detail (measured: a request for a
+    diff was passed on as a question about "sync status, health status, and any relevant
+    events or pod logs", and a request to restart a Deployment's pods as a rollout of the
+    application).
     Later turns keep the model's wording, which can name what "it" refers to.
     """
 
@@ -158,9 +158,9 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
             return request.override(tools=pending, tool_choice="required")
         if not named and not asked and RESOURCE_NAME.search(question_text(request)):
             # A named resource is looked up by some agent, never answered from memory.
-            # Measured: the local supervisor answered "the last 50 log lines of <app>" itself
-            # ("can be found in the Argo CD logs") and "which resources of <app> are
-            # unhealthy" with a plan of what it would ask.
+            # Measured: the local supervisor answered a request for an app's logs itself
+            # ("can be found in the Argo CD logs") and one for its unhealthy resources with
+            # a plan of what it would ask.
             return request.override(tool_choice="required")
         results = [m for m in turn if isinstance(m, ToolMessage)]
         if named and isinstance(messages[-1], ToolMessage) and all(
@@ -183,7 +183,7 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
             return None
         return (answer.name or "").removeprefix("ask_")
 
-    def direct_call(self, request: ModelRequest) -> ModelResponse | None:
+    def answer_without_model(self, request: ModelRequest) -> ModelResponse | None:
         """The agent call the question decides, made without the model; None when the model
         has something to choose.
 
@@ -214,12 +214,3 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
                 "id": f"call_{uuid4().hex[:24]}", "type": "tool_call"}
         return ModelResponse(result=[AIMessage(content="", tool_calls=[call])])
 
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
-        return self.direct_call(request) or super().wrap_model_call(request, handler)
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> ModelResponse:
-        return self.direct_call(request) or await super().awrap_model_call(request, handler)

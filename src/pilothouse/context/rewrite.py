@@ -3,7 +3,7 @@ async runs, turn notes."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
@@ -14,7 +14,11 @@ from pilothouse.models.tokens import message_text, turn_start
 
 class RequestRewriteMiddleware(AgentMiddleware):
     """Subclasses implement `rewrite` (the request) and/or `revise` (the model's response);
-    both call paths run them around the model."""
+    both call paths run them around the model. `answer_without_model` answers instead of the
+    model when code already knows the reply (a direct call, the views, a relayed answer)."""
+
+    def answer_without_model(self, request: ModelRequest) -> ModelResponse | None:
+        return None
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
         return request
@@ -25,12 +29,14 @@ class RequestRewriteMiddleware(AgentMiddleware):
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse:
-        return self.revise(request, handler(self.rewrite(request)))
+        answer = self.answer_without_model(request)
+        return answer or self.revise(request, handler(self.rewrite(request)))
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
-        return self.revise(request, await handler(self.rewrite(request)))
+        answer = self.answer_without_model(request)
+        return answer or self.revise(request, await handler(self.rewrite(request)))
 
 
 def final_message(response: ModelResponse) -> AIMessage | None:
@@ -52,12 +58,15 @@ M = TypeVar("M", bound=BaseMessage)
 TURN_NOTE = "\n\n[Pilothouse note] "
 
 
-def question_text(request: ModelRequest) -> str:
+def newest_question(messages: Sequence[BaseMessage]) -> str:
     """The turn's question as the person asked it, without the notes layers added."""
-    index = turn_start(request.messages)
-    if index < 0:
-        return ""
-    return message_text(request.messages[index]).split(TURN_NOTE, 1)[0]
+    index = turn_start(messages)
+    return message_text(messages[index]).split(TURN_NOTE, 1)[0] if index >= 0 else ""
+
+
+def question_text(request: ModelRequest) -> str:
+    """The question of the turn `request` belongs to (`newest_question`)."""
+    return newest_question(request.messages)
 
 
 def _with_note(message: M, note: str) -> M:

@@ -19,7 +19,7 @@ unchanged below its lead.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
@@ -142,7 +142,7 @@ class AnswerViewsMiddleware(RequestRewriteMiddleware):
         self.views = lead is not None
         self.grounding = grounding
 
-    def _views_answer(self, request: ModelRequest) -> ModelResponse | None:
+    def answer_without_model(self, request: ModelRequest) -> ModelResponse | None:
         """The views-only answer, when no lead is to be written above them."""
         if self.lead is None or self.lead.over_answers or request.tool_choice != "none" \
                 or not request.messages or not isinstance(request.messages[-1], ToolMessage) \
@@ -151,16 +151,6 @@ class AnswerViewsMiddleware(RequestRewriteMiddleware):
                     for m in turn_messages(request.messages)):
             return None
         return self.revise(request, ModelResponse(result=[AIMessage(content="")]))
-
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
-        return self._views_answer(request) or super().wrap_model_call(request, handler)
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> ModelResponse:
-        return self._views_answer(request) or await super().awrap_model_call(request, handler)
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
         if not self.views or not request.messages \

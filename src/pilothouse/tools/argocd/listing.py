@@ -69,7 +69,7 @@ async def list_applications(client: ArgoCDClient, *, page: int = 1, page_size: i
     the answer says so: measured on the local model, "production applications" came as
     `project="production"`, and the empty page then cost a second model call and a search.
     An application's own name as `project` lists that one application, and says which tools
-    tell more of it: measured, "What is the sync and health status of X?" came as
+    tell more of it: measured, a question for one app's sync and health came as
     `list_applications(project=X)`, and as an error instead the model then wrote an invented
     status rather than call `get_application`.
     """
