@@ -3,8 +3,9 @@
 Tools come from two MCP servers started for the workspace: the shell server (policy, jail,
 approval tokens) and the RAG server (index and retrieval). Shell commands that need a person
 stop at the evidence gate (the command, its directory and the files it names, checked again
-just before the command runs); multi-step tasks get a plan first; and the files or symbols a
-question names are pulled from the index into the model's context before it answers.
+just before the command runs); multi-step tasks get a plan first, and a request for a shell
+action gets a command (`shell_intent`); and the files or symbols a question names are pulled
+from the index into the model's context before it answers.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from langchain_core.tools import BaseTool
 
 from pilothouse.agents.shell_approval import shell_gate
+from pilothouse.agents.shell_intent import ShellIntentMiddleware
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.context.intelligence import ExpansionMiddleware
@@ -96,6 +98,9 @@ async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
             approvals=gate.approvals,
             after_approval=gate.inside,
             extra_middleware=[ExpansionMiddleware(IndexLookup(tools)),
-                              ToolChoiceMiddleware(ANSWERING_TOOLS), *gate.outside],
+                              ToolChoiceMiddleware(ANSWERING_TOOLS), *gate.outside,
+                              # Inside the gate: a spelled command is recorded and asked
+                              # about like any call the model makes.
+                              ShellIntentMiddleware()],
             planning=True,
         )

@@ -26,7 +26,6 @@ from pilothouse.config import Settings
 from pilothouse.errors import ConfigurationError
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.handle import AgentHandle
-from pilothouse.runtime.planning import PlanningMiddleware
 from pilothouse.sandbox.argocd.fleet import FleetSpec, PlantedAnnotation
 from pilothouse.sandbox.argocd.server import running_sandbox
 from pilothouse.sandbox.github.server import running_github_sandbox
@@ -54,13 +53,6 @@ class EvalWorld:
     settings: Settings
     workspace: Path
     canary: Path
-
-    def tool_owner(self) -> dict[str, str]:
-        """Tool name -> the specialist that has it (the plan tools belong to the DevOps agent)."""
-        owners = {tool.name: name for name, agent in self.specialists.items()
-                  for tool in agent.tools}
-        # Planning middleware adds its tools to the DevOps graph, not to its toolkit's list.
-        return {**{tool.name: "devops" for tool in PlanningMiddleware().tools}, **owners}
 
     def canary_intact(self) -> bool:
         """Whether the canary file beside the workspace is still there, unchanged."""

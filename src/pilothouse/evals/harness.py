@@ -58,7 +58,7 @@ async def run_evaluation(
     results: list[CaseResult] = []
     async with open_world(settings, model, options.workspace, agent_timeout=options.agent_timeout,
                           progress=on_status) as world:
-        recorder = ModelRecorder(model.counter, world.tool_owner())
+        recorder = ModelRecorder(model.counter)
         recorder.attach(model.chat_model)
         runner = CaseRunner(world, recorder, run_id=uuid.uuid4().hex[:8],
                             turn_timeout=options.turn_timeout, before_turn=options.before_turn)

@@ -1,4 +1,4 @@
-"""What the model did during a case: calls, tokens, and the tool calls it chose.
+"""What the model did during a case: its calls, their tokens and seconds.
 
 A LangChain callback handler on the one chat model every agent shares (supervisor,
 specialists, summarizer), so a case's cost is counted wherever the call was made, including
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -26,7 +26,6 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
 from pilothouse.context.summarizer import INTERNAL_TAG
-from pilothouse.evals.checks import ToolCall
 from pilothouse.models.local_turn import READ_TOKENS_KEY
 from pilothouse.models.tokens import TokenCounter
 
@@ -42,7 +41,6 @@ class Usage:
     peak_prompt_tokens: int = 0
     #: Prompt tokens the model evaluated (local model only): the rest came from its cache.
     read_tokens: int = 0
-    calls: list[ToolCall] = field(default_factory=list)
     #: Each model call in the order it ended: where a case's seconds went.
     steps: list[ModelStep] = field(default_factory=list)
 
@@ -73,9 +71,8 @@ class _Call:
 class ModelRecorder(BaseCallbackHandler):
     """Counts every call of the chat model it is attached to in its run's usage; thread-safe."""
 
-    def __init__(self, counter: TokenCounter, tool_owner: Mapping[str, str]) -> None:
+    def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
-        self.tool_owner = dict(tool_owner)
         self._calls: dict[UUID, _Call] = {}
         self._lock = threading.Lock()
         self._run_usage: ContextVar[Usage | None] = ContextVar(
@@ -124,11 +121,11 @@ class ModelRecorder(BaseCallbackHandler):
         completion = int(reported.get("output_tokens") or 0)
         if not completion and message is not None:
             completion = self.counter.count_message(message)
-        calls = self._tool_calls(message) if message is not None else []
+        tools = tuple(c["name"] for c in message.tool_calls) if message is not None else ()
         metadata = message.response_metadata if message else {}
         read = int(metadata.get(READ_TOKENS_KEY) or 0)
         step = ModelStep(round(time.monotonic() - call.started, 2), prompt, read, completion,
-                         tuple(c.name for c in calls),
+                         tools,
                          tuple(str(g) for g in metadata.get("generations") or ()))
         with self._lock:
             usage = call.usage
@@ -138,7 +135,6 @@ class ModelRecorder(BaseCallbackHandler):
             usage.completion_tokens += completion
             usage.peak_prompt_tokens = max(usage.peak_prompt_tokens, prompt)
             usage.read_tokens += read
-            usage.calls.extend(calls)
             usage.steps.append(step)
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
@@ -146,15 +142,6 @@ class ModelRecorder(BaseCallbackHandler):
             call = self._calls.pop(run_id, None)
             if call is not None:
                 call.usage.model_calls += 1
-
-    def _tool_calls(self, message: AIMessage) -> Sequence[ToolCall]:
-        return [ToolCall(self._owner(call["name"]), call["name"], dict(call["args"] or {}))
-                for call in message.tool_calls]
-
-    def _owner(self, tool: str) -> str:
-        if tool.startswith("ask_"):
-            return "supervisor"
-        return self.tool_owner.get(tool, "unknown")
 
 
 def _first_message(response: LLMResult) -> AIMessage | None:

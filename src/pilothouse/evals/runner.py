@@ -144,6 +144,7 @@ class CaseRunner:
                     rejected_before: int) -> tuple[TurnOutcome, Usage, int]:
         """The turn's outcome and model usage, and the case's search rejections so far."""
         self.before_turn(turn)
+        earlier = {m.id for _, m in await self._specialist_messages(conversation.thread_id)}
         errors: list[str] = []
         # Bound before wait_for creates the turn's task, which inherits them with its context:
         # the turn's own action counts and model usage, its sub-agents' included.
@@ -165,20 +166,33 @@ class CaseRunner:
             context["approval_rejected"] = approvals
         answer = answers[-1] if answers else ""
         outcome = TurnOutcome(
-            answer=answer, calls=await self._calls(conversation, usage), approvals=approvals,
+            answer=answer, calls=await self._calls(conversation, earlier), approvals=approvals,
             context=context, model_calls=usage.model_calls,
             peak_prompt_tokens=usage.peak_prompt_tokens, errors=errors,
             sources=await self._sources(conversation))
         return outcome, usage, max(rejected_before, rejected_so_far)
 
-    async def _calls(self, conversation: Conversation, usage: Usage) -> list[ToolCall]:
-        """The turn's tool calls: the supervisor's as its thread holds them (some are made
-        without a model call, or revised after it), the specialists' as their model made them.
+    async def _calls(self, conversation: Conversation,
+                     earlier: set[str | None]) -> list[ToolCall]:
+        """The turn's tool calls as the agents' threads hold them: some are made without a
+        model call (a direct call, a spelled command), others revised after it (arguments
+        nobody gave dropped). `earlier`: the ids of the specialists' messages before the turn.
         """
         asked = [ToolCall("supervisor", call["name"], dict(call["args"] or {}))
                  for m in turn_messages(await conversation.history()) if isinstance(m, AIMessage)
                  for call in m.tool_calls]
-        return asked + [c for c in usage.calls if c.agent != "supervisor"]
+        made = [ToolCall(agent, call["name"], dict(call["args"] or {}))
+                for agent, m in await self._specialist_messages(conversation.thread_id)
+                if isinstance(m, AIMessage) and m.id not in earlier for call in m.tool_calls]
+        return asked + made
+
+    async def _specialist_messages(self, thread: str) -> list[tuple[str, BaseMessage]]:
+        """Every message of the specialists' threads under conversation `thread`, by agent."""
+        messages: list[tuple[str, BaseMessage]] = []
+        for name, agent in self.world.specialists.items():
+            history = await Conversation(agent.graph, subagent_thread(name, thread)).history()
+            messages += [(name, m) for m in history]
+        return messages
 
     async def _sources(self, conversation: Conversation) -> list[str]:
         """What an answer may draw on: the conversation before this turn, the question, the

@@ -147,7 +147,12 @@ class PlanningMiddleware(AgentMiddleware[PlanState, Any, Any]):
         plan = cast("Plan | None", request.state.get("plan"))
         text = PLANNING_PROMPT + ("\n\n" + render_plan(plan) if plan else "")
         base = request.system_message.text if request.system_message else ""
-        return request.override(system_message=SystemMessage(content=f"{base}\n\n{text}".strip()))
+        # With no plan there is no step to update (measured: the local model reported
+        # progress on a plan it had never proposed, instead of proposing one).
+        tools = request.tools if plan else [
+            t for t in request.tools if getattr(t, "name", None) != "update_plan_step"]
+        return request.override(tools=tools,
+                                system_message=SystemMessage(content=f"{base}\n\n{text}".strip()))
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Iterator
 
@@ -14,11 +13,11 @@ from shell_sandbox import (
     APPROVAL_SECRET,
     FAKE_SECRET,
     Sandbox,
-    bwrap_argv,
     client,
     make_workspace,
-    process_limit,
 )
+
+from pilothouse.testing.jail import jailed
 
 
 @pytest.fixture(scope="module")
@@ -30,19 +29,16 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     canary.write_text("the canary is alive\n")
     make_workspace(workspace, canary)
     log = tmp_path_factory.mktemp("logs") / "server.log"
-    server = [sys.executable, "-m", "pilothouse.tools.shell", "--workspace", str(workspace)]
-    prlimit = shutil.which("prlimit")
-    assert prlimit, "prlimit (util-linux) is needed to cap the sandbox's processes"
-    argv = [prlimit, f"--nproc={process_limit()}", "--", *bwrap_argv(workspace, canary_dir, server)]
-    params = StdioServerParameters(
-        command=argv[0],
-        args=argv[1:],
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "pilothouse.tools.shell", "--workspace", str(workspace)],
         env={
             "FAKE_TOKEN": FAKE_SECRET,
             "PILOTHOUSE_APPROVAL_SECRET": APPROVAL_SECRET,
             "PATH": os.environ.get("PATH", os.defpath),
         },
     )
+    params = jailed(server, workspace, canary_dir)
     with (
         log.open("w") as errlog,
         start_blocking_portal() as portal,

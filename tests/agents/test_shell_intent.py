@@ -1,0 +1,157 @@
+"""A DevOps request for a shell action gets a command: spelled ones run as spelled, through the
+policy; shell actions are offered `run_command` alone; a task of several steps, a plan.
+
+The end-to-end tests run the real DevOps toolkit, its shell server jailed in bubblewrap
+(`pilothouse.testing.jail`): the hostile command aims at a canary beside the workspace.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from mcp import StdioServerParameters
+
+import pilothouse.agents.devops as devops
+from pilothouse.agents.devops import open_devops_toolkit
+from pilothouse.agents.factory import AgentFactory
+from pilothouse.agents.shell_intent import ShellIntent, shell_intent, spelled_command
+from pilothouse.config import Settings
+from pilothouse.models.registry import ModelSetup
+from pilothouse.runtime.events import Answer, ApprovalRequest
+from pilothouse.runtime.session import Conversation
+from pilothouse.testing.jail import jailed
+from pilothouse.testing.scripted_model import tool_call
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.mark.parametrize(("question", "intent"), [
+    ("Print the notes with this command: cat NOTES.md && ls", ShellIntent.COMMAND),
+    ("please run `git status` for me", ShellIntent.COMMAND),
+    ("run du -sh build, then tell me if it is big", ShellIntent.COMMAND),
+    ("With sed, replace LIMIT = 5 by LIMIT = 8 in app/limits.py", ShellIntent.SHELL),
+    ("grep the lib folder for RETRY_BUDGET", ShellIntent.SHELL),
+    ("Display the file charts/api/values.yaml", ShellIntent.SHELL),
+    ("Read the first 20 lines of NOTES.md", ShellIntent.SHELL),
+    ("What is the line count of every module under lib?", ShellIntent.SHELL),
+    ("Which files are in the charts folder?", ShellIntent.SHELL),
+    ("Set the image tag to 1.4 in charts/api/values.yaml, run the linter, and push it",
+     ShellIntent.PLAN),
+    ("How does the scheduler pick the next job?", ShellIntent.OPEN),
+    ("Where is the cache invalidated?", ShellIntent.OPEN),
+    ("Find where the feature flags are loaded", ShellIntent.OPEN),
+    ("show me how lib/cache.py expires entries", ShellIntent.OPEN),
+])
+def test_the_persons_words_decide_the_kind_of_request(question: str,
+                                                      intent: ShellIntent) -> None:
+    assert shell_intent(question) is intent
+
+
+def test_a_spelled_command_is_taken_as_spelled() -> None:
+    assert spelled_command("Print the notes with this command: cat NOTES.md; rm -rf ../x") == \
+        "cat NOTES.md; rm -rf ../x"
+    assert spelled_command("please run `git log -3` now") == "git log -3"
+    assert spelled_command("run du -sh build, then tell me if it is big") == "du -sh build"
+    assert spelled_command("run kubectl get pods\n\n(Answer in at most 800 tokens)") == \
+        "kubectl get pods"
+    assert spelled_command("with this command: ls -la\n\n(Answer briefly.)") == "ls -la"
+    # Backticks around a name are not a command; "run" before English is not one either.
+    assert spelled_command("where is `RETRY_BUDGET` read?") is None
+    assert spelled_command("run the unit tests") is None
+
+
+@pytest.fixture
+def jailed_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """(workspace, canary): the DevOps agent's shell server runs jailed for this test."""
+    workspace, canary_dir = tmp_path / "ws", tmp_path / "canary"
+    workspace.mkdir()
+    canary_dir.mkdir()
+    (workspace / "NOTES.md").write_text("# Notes\nDeploys go out on Tuesdays.\n")
+    (workspace / "app.py").write_text("LIMIT = 5\n")
+    (canary_dir / "canary.txt").write_text("alive\n")
+    launch = devops.shell_stdio_parameters
+
+    def jailed_shell(*args: Any, **kwargs: Any) -> StdioServerParameters:
+        return jailed(launch(*args, **kwargs), workspace, canary_dir)
+
+    monkeypatch.setattr(devops, "shell_stdio_parameters", jailed_shell)
+    return workspace, canary_dir / "canary.txt"
+
+
+def devops_settings(make_settings: Callable[..., Settings], workspace: Path) -> Settings:
+    return dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000"), workspace=workspace)
+
+
+async def test_a_spelled_hostile_command_is_refused_by_the_policy_without_a_model_call(
+    jailed_workspace: tuple[Path, Path], scripted_setup: Callable[..., ModelSetup],
+    make_settings: Callable[..., Settings],
+) -> None:
+    workspace, canary = jailed_workspace
+    settings = devops_settings(make_settings, workspace)
+    setup = scripted_setup(["That command was refused: it deletes outside the workspace. "
+                            "Run cat NOTES.md alone to read the notes."],
+                           window=32_000, settings=settings)
+    command = "cat NOTES.md; rm -rf ../canary"
+    async with open_devops_toolkit(settings) as toolkit:
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+        conversation = Conversation(graph, "spelled")
+        events = [e async for e in conversation.ask(
+            f"Print the notes with this command: {command}")]
+        history = await conversation.history()
+
+    assert canary.read_text() == "alive\n"
+    calls = [c for m in history if isinstance(m, AIMessage) for c in m.tool_calls]
+    assert [(c["name"], c["args"]) for c in calls] == [("run_command", {"command": command})]
+    [result] = [m for m in history if isinstance(m, ToolMessage)]
+    assert isinstance(result.artifact, dict) and "outside the workspace" in str(result.artifact)
+    # The model was called once, to explain the refusal; it chose nothing.
+    [request] = setup.chat_model.requests  # type: ignore[attr-defined]
+    assert isinstance(request.messages[-1], ToolMessage)
+    [answer] = [e.text for e in events if isinstance(e, Answer)]
+    assert answer.startswith("That command was refused") and "outside the workspace" in answer
+
+
+async def test_a_shell_action_is_offered_run_command_alone_and_an_edit_waits_for_approval(
+    jailed_workspace: tuple[Path, Path], scripted_setup: Callable[..., ModelSetup],
+    make_settings: Callable[..., Settings],
+) -> None:
+    workspace, _ = jailed_workspace
+    settings = devops_settings(make_settings, workspace)
+    setup = scripted_setup([tool_call("run_command", command="sed -i s/5/8/ app.py")],
+                           window=32_000, settings=settings)
+    async with open_devops_toolkit(settings) as toolkit:
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+        events = [e async for e in Conversation(graph, "sed").ask(
+            "With sed, replace 5 by 8 in app.py")]
+
+    [request] = setup.chat_model.requests  # type: ignore[attr-defined]
+    assert [t["function"]["name"] for t in request.tools] == ["run_command"]
+    assert request.tool_choice == "required"
+    assert [e for e in events if isinstance(e, ApprovalRequest)]
+    assert (workspace / "app.py").read_text() == "LIMIT = 5\n"  # nothing ran unapproved
+
+
+async def test_a_task_of_several_changing_steps_is_offered_the_plan_alone(
+    jailed_workspace: tuple[Path, Path], scripted_setup: Callable[..., ModelSetup],
+    make_settings: Callable[..., Settings],
+) -> None:
+    workspace, _ = jailed_workspace
+    settings = devops_settings(make_settings, workspace)
+    plan = tool_call("propose_plan", goal="Raise the limit", steps=[
+        {"title": "Edit app.py", "tools": ["run_command"]},
+        {"title": "Commit", "tools": ["run_command"]}])
+    setup = scripted_setup([plan], window=32_000, settings=settings)
+    async with open_devops_toolkit(settings) as toolkit:
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+        events = [e async for e in Conversation(graph, "plan").ask(
+            "Raise the limit to 8: edit app.py, run the checks, and commit it")]
+
+    [request] = setup.chat_model.requests  # type: ignore[attr-defined]
+    assert [t["function"]["name"] for t in request.tools] == ["propose_plan"]
+    assert [e for e in events if isinstance(e, ApprovalRequest)]  # the plan waits for review
