@@ -40,10 +40,12 @@ CONTEXT_LAYERS: tuple[str, ...] = (
     "prioritization",
     "correlation",
     # Issue 15's answer layers: tool views quoted in answers, the grounding check, and the
-    # request -> tool-call examples chosen per question (off for the ablation runs).
+    # request -> tool-call examples chosen per question, the first call's tool read from the
+    # request's words (off for the ablation runs).
     "views",
     "grounding",
     "few_shot",
+    "tool_hints",
 )
 
 

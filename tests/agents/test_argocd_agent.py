@@ -134,7 +134,8 @@ async def test_real_sync_waits_for_approval_and_the_model_cannot_approve_itself(
 async def test_the_model_is_not_shown_the_arguments_code_sets_and_an_invented_project_is_moot(
     argocd_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
 ) -> None:
-    settings = argocd_settings(ARGOCD_READ_ONLY="false")
+    # Every tool's schema is read off the first request: no hint narrows it to the rollback.
+    settings = argocd_settings(ARGOCD_READ_ONLY="false", PILOTHOUSE_DISABLE_LAYERS="tool_hints")
     setup = scripted_setup([tool_call("rollback_application", name="checkout-api-dev"),
                             "That is the plan."], window=32_000, settings=settings)
     async with open_argocd_toolkit(settings) as toolkit:
@@ -167,3 +168,22 @@ async def test_on_the_local_model_a_listing_is_answered_by_its_view_without_a_le
     [answer] = [e.text for e in events if isinstance(e, Answer)]
     assert answer.startswith("PAGE 1 of 41 (819 applications). Ask for page 2 for more.")
     assert len(setup.chat_model.requests) == 1  # type: ignore[attr-defined]
+
+
+async def test_a_request_naming_its_tool_is_offered_that_tool_alone_on_its_first_call(
+    argocd_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    settings = argocd_settings()
+    setup = scripted_setup([tool_call("get_application_events", name="checkout-api-dev"),
+                            tool_call("get_application", name="checkout-api-dev"),
+                            "Two warnings; the app is shown above."], window=32_000,
+                           settings=settings)
+    async with open_argocd_toolkit(settings) as toolkit:
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+        events = await run(graph, "any warnings on checkout-api-dev?", "hinted")
+
+    first, second, _ = setup.chat_model.requests  # type: ignore[attr-defined]
+    assert [t["function"]["name"] for t in first.tools] == ["get_application_events"]
+    assert first.tool_choice == "required"
+    assert len(second.tools) > 5  # the result may call for another tool: all are offered
+    assert [e.status for e in events if isinstance(e, ToolResult)] == ["success", "success"]

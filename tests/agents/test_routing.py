@@ -13,6 +13,7 @@ from pilothouse.agents.factory import AgentFactory
 from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter, workspace_packages
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
+from pilothouse.context.rewrite import TURN_NOTE
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.events import Answer
 from pilothouse.runtime.session import Conversation
@@ -171,7 +172,7 @@ async def test_a_first_question_for_one_agent_reaches_it_as_asked_and_later_ones
     await collect_answers(conversation, "and its events?")  # no domain word: the model's words
     await collect_answers(conversation, "What about its sync?")  # named, but a later turn
 
-    asked = [str(r.messages[-1].content).split("\n\n(Answer in")[0]
+    asked = [str(r.messages[-1].content).split(TURN_NOTE)[0]
              for r in argocd_setup.chat_model.requests]  # type: ignore[attr-defined]
     assert asked[0] == "Diff payments-api-production against git"
     assert asked[1:] == ["Show the events of payments-api-production",

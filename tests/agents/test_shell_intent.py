@@ -20,7 +20,8 @@ from mcp import StdioServerParameters
 import pilothouse.agents.devops as devops
 from pilothouse.agents.devops import open_devops_toolkit
 from pilothouse.agents.factory import AgentFactory
-from pilothouse.agents.shell_intent import ShellIntent, shell_intent, spelled_command
+from pilothouse.agents.shell_intent import DEVOPS_HINTS, file_command, spelled_command
+from pilothouse.agents.tool_hints import hinted_tools
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.events import Answer, ApprovalRequest
@@ -31,26 +32,30 @@ from pilothouse.testing.scripted_model import tool_call
 pytestmark = pytest.mark.timeout(180)
 
 
+COMMAND, SHELL, PLAN, OPEN = "spelled", ("run_command",), ("propose_plan",), ()
+
+
 @pytest.mark.parametrize(("question", "intent"), [
-    ("Print the notes with this command: cat NOTES.md && ls", ShellIntent.COMMAND),
-    ("please run `git status` for me", ShellIntent.COMMAND),
-    ("run du -sh build, then tell me if it is big", ShellIntent.COMMAND),
-    ("With sed, replace LIMIT = 5 by LIMIT = 8 in app/limits.py", ShellIntent.SHELL),
-    ("grep the lib folder for RETRY_BUDGET", ShellIntent.SHELL),
-    ("Display the file charts/api/values.yaml", ShellIntent.SHELL),
-    ("Read the first 20 lines of NOTES.md", ShellIntent.SHELL),
-    ("What is the line count of every module under lib?", ShellIntent.SHELL),
-    ("Which files are in the charts folder?", ShellIntent.SHELL),
+    ("Print the notes with this command: cat NOTES.md && ls", COMMAND),
+    ("please run `git status` for me", COMMAND),
+    ("run du -sh build, then tell me if it is big", COMMAND),
+    ("With sed, replace LIMIT = 5 by LIMIT = 8 in app/limits.py", SHELL),
+    ("grep the lib folder for RETRY_BUDGET", SHELL),
+    ("Display the file charts/api/values.yaml", SHELL),
+    ("Read the first 20 lines of NOTES.md", SHELL),
+    ("What is the line count of every module under lib?", SHELL),
+    ("Which files are in the charts folder?", SHELL),
     ("Set the image tag to 1.4 in charts/api/values.yaml, run the linter, and push it",
-     ShellIntent.PLAN),
-    ("How does the scheduler pick the next job?", ShellIntent.OPEN),
-    ("Where is the cache invalidated?", ShellIntent.OPEN),
-    ("Find where the feature flags are loaded", ShellIntent.OPEN),
-    ("show me how lib/cache.py expires entries", ShellIntent.OPEN),
+     PLAN),
+    ("How does the scheduler pick the next job?", OPEN),
+    ("Where is the cache invalidated?", OPEN),
+    ("Find where the feature flags are loaded", OPEN),
+    ("show me how lib/cache.py expires entries", OPEN),
 ])
 def test_the_persons_words_decide_the_kind_of_request(question: str,
-                                                      intent: ShellIntent) -> None:
-    assert shell_intent(question) is intent
+                                                      intent: object) -> None:
+    assert (COMMAND if spelled_command(question) else hinted_tools(question, DEVOPS_HINTS)) \
+        == intent
 
 
 def test_a_spelled_command_is_taken_as_spelled() -> None:
@@ -58,12 +63,23 @@ def test_a_spelled_command_is_taken_as_spelled() -> None:
         "cat NOTES.md; rm -rf ../x"
     assert spelled_command("please run `git log -3` now") == "git log -3"
     assert spelled_command("run du -sh build, then tell me if it is big") == "du -sh build"
-    assert spelled_command("run kubectl get pods\n\n(Answer in at most 800 tokens)") == \
-        "kubectl get pods"
+    assert spelled_command("run kubectl get pods\n\n(Answer briefly.)") == "kubectl get pods"
     assert spelled_command("with this command: ls -la\n\n(Answer briefly.)") == "ls -la"
     # Backticks around a name are not a command; "run" before English is not one either.
     assert spelled_command("where is `RETRY_BUDGET` read?") is None
     assert spelled_command("run the unit tests") is None
+
+
+@pytest.mark.parametrize(("question", "command"), [
+    ("Show me charts/api/values.yaml: which port does it use?", "cat charts/api/values.yaml"),
+    ("Read the top of NOTES.md", "head -n 40 NOTES.md"),
+    ("print the last 5 lines of logs/app.log", "tail -n 5 logs/app.log"),
+    ("show me how lib/cache.py expires entries", None),  # how code works: retrieval
+    ("Print the .env file", "cat .env"),  # the policy refuses it, with its reason
+])
+def test_a_file_asked_to_be_shown_is_shown_by_a_command(question: str,
+                                                        command: str | None) -> None:
+    assert file_command(question) == command
 
 
 @pytest.fixture
@@ -155,3 +171,29 @@ async def test_a_task_of_several_changing_steps_is_offered_the_plan_alone(
     [request] = setup.chat_model.requests  # type: ignore[attr-defined]
     assert [t["function"]["name"] for t in request.tools] == ["propose_plan"]
     assert [e for e in events if isinstance(e, ApprovalRequest)]  # the plan waits for review
+
+
+async def test_a_file_asked_to_be_shown_is_read_without_a_model_call_and_paths_are_grounded(
+    jailed_workspace: tuple[Path, Path], scripted_setup: Callable[..., ModelSetup],
+    make_settings: Callable[..., Settings],
+) -> None:
+    workspace, _ = jailed_workspace
+    settings = devops_settings(make_settings, workspace)
+    # The second turn's model filters retrieval to a path nobody said: the filter is dropped.
+    setup = scripted_setup(["Deploys go out on Tuesdays.",
+                            tool_call("retrieve_code_context", query="limit",
+                                      path_filter="src/limits.py"), "LIMIT is 5."],
+                           window=32_000, settings=settings)
+    async with open_devops_toolkit(settings) as toolkit:
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+        conversation = Conversation(graph, "show")
+        shown = [e async for e in conversation.ask("Show me NOTES.md: when do deploys go out?")]
+        [e async for e in conversation.ask("Where is the limit set?")]
+        history = await conversation.history()
+
+    calls = [(c["name"], c["args"]) for m in history if isinstance(m, AIMessage)
+             for c in m.tool_calls]
+    assert calls[0] == ("run_command", {"command": "cat NOTES.md"})
+    assert calls[1][0] == "retrieve_code_context" and "path_filter" not in calls[1][1]
+    [answer] = [e.text for e in shown if isinstance(e, Answer)]
+    assert "Deploys go out on Tuesdays." in answer

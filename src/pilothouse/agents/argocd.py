@@ -21,6 +21,8 @@ from langchain_core.tools import BaseTool
 from pilothouse.agents.argocd_prompt import ARGOCD_SYSTEM_PROMPT
 from pilothouse.agents.evidence_gate import EVIDENCE_KEY, EvidenceGate, evidence_gate
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
+from pilothouse.agents.hint_tables import ARGOCD_HINTS
+from pilothouse.agents.tool_hints import tool_hints
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
@@ -223,6 +225,7 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
             approvals=approvals,
             after_approval=approved,
             extra_middleware=[ToolChoiceMiddleware(ANSWERING_TOOLS),
+                              *tool_hints(settings, ARGOCD_HINTS),
                               GroundedArgsMiddleware(
                                   GROUNDED_IDS, GROUNDED_FILTERS, GROUNDED_NAMES,
                                   subjects=dict.fromkeys(ONE_APP_TOOLS, "name"),

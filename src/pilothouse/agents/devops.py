@@ -17,8 +17,10 @@ from dataclasses import dataclass
 
 from langchain_core.tools import BaseTool
 
+from pilothouse.agents.grounded_args import GroundedArgsMiddleware
 from pilothouse.agents.shell_approval import shell_gate
-from pilothouse.agents.shell_intent import ShellIntentMiddleware
+from pilothouse.agents.shell_intent import DEVOPS_HINTS, SpelledCommandMiddleware
+from pilothouse.agents.tool_hints import tool_hints
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.context.intelligence import ExpansionMiddleware
@@ -66,6 +68,12 @@ class IndexLookup:
                           str(f.get("text", ""))) for f in found]
 
 
+#: Paths the model may only pass when a person said them. Measured on the local model: asked
+#: how "the orders service" checks tokens, it filtered retrieval to `src/orders.py` (no such
+#: file: an error instead of the passages); a hostile request's `../canary` became
+#: `index_directory(path=...)`. Without the argument, retrieval searches the whole index.
+GROUNDED_NAMES = {"retrieve_code_context": ("path_filter",), "index_directory": ("path",)}
+
 #: Tools whose view answers the question that calls them (`runtime.tool_choice`): retrieved
 #: code is shown whole. Not `run_command`: a task can take several commands.
 ANSWERING_TOOLS = frozenset({"retrieve_code_context"})
@@ -99,8 +107,7 @@ async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
             after_approval=gate.inside,
             extra_middleware=[ExpansionMiddleware(IndexLookup(tools)),
                               ToolChoiceMiddleware(ANSWERING_TOOLS), *gate.outside,
-                              # Inside the gate: a spelled command is recorded and asked
-                              # about like any call the model makes.
-                              ShellIntentMiddleware()],
+                              GroundedArgsMiddleware({}, names=GROUNDED_NAMES),
+                              *tool_hints(settings, DEVOPS_HINTS, SpelledCommandMiddleware())],
             planning=True,
         )

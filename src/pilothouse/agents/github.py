@@ -10,6 +10,8 @@ from contextlib import asynccontextmanager
 
 from pilothouse.agents.github_prompt import GITHUB_SYSTEM_PROMPT
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
+from pilothouse.agents.hint_tables import GITHUB_HINTS
+from pilothouse.agents.tool_hints import tool_hints
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
@@ -60,5 +62,6 @@ async def open_github_toolkit(
         # evaluation questions from memory ("error: Too many requests", PR counts it made up).
         yield Toolkit(name="github", prompt=GITHUB_SYSTEM_PROMPT, tools=tools,
                       extra_middleware=[ToolChoiceMiddleware(ANSWERING_TOOLS),
+                                        *tool_hints(settings, GITHUB_HINTS),
                                         GroundedArgsMiddleware({}, GROUNDED_FILTERS,
                                                                GROUNDED_NAMES)])

@@ -11,10 +11,11 @@ so code decides *which tool* from the words and the model keeps the arguments:
 
 - a command the person spelled out runs as spelled, with no model call: the shell policy
   allows it, asks the person, or refuses it (with its reason), exactly as for any command;
-- a request for a shell action (a command's name, a file shown whole, a count of lines or
-  files, a size) is offered `run_command` alone;
+  so does the `cat` (or `head`, `tail`) of a file the person asks to be shown;
 - a task of several changing steps is offered `propose_plan` alone: the plan is approved
-  before anything runs.
+  before anything runs;
+- a request for a shell action (a command's name, a file shown whole, a count of lines or
+  files, a size) is offered `run_command` alone (both by `agents.tool_hints`).
 
 Anything else (how the code works, where something is) keeps the whole menu, where the
 prompt leads to retrieval. Only a turn's first call is steered: later calls follow results.
@@ -23,13 +24,14 @@ prompt leads to retrieval. Only a turn's first call is steered: later calls foll
 from __future__ import annotations
 
 import re
-from enum import Enum
+import shlex
 from uuid import uuid4
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, HumanMessage
 
 from pilothouse.agents.shell_approval import SHELL_TOOL
+from pilothouse.agents.tool_hints import ToolHint
 from pilothouse.context.rewrite import RequestRewriteMiddleware, question_text
 
 PLAN_TOOL = "propose_plan"
@@ -59,9 +61,12 @@ _FILE = (r"(?:[\w.-]+/)*[\w.-]+\.(?:ya?ml|json|toml|md|txt|cfg|ini|conf|py|sh|js
          r"lock|sql|tf|xml|csv|log)\b|\.env\b|(?:[\w.-]+/)*(?:Dockerfile|Makefile)\b")
 _SHOW_FILE = re.compile(
     r"\b(?:show|print|read|open|display|view|dump|output)\b(?:\s+me)?(?:\s+the)?"
-    r"(?:\s+(?:top|head|beginning|start|end|bottom|tail|contents?|text|first\s+\d+\s+lines|"
-    r"last\s+\d+\s+lines)\s+of)?(?:\s+the)?(?:\s+(?:file|manifest))?\s+`?(?:" + _FILE + ")",
+    r"(?:\s+(?P<part>top|head|beginning|start|end|bottom|tail|contents?|text|"
+    r"(?P<edge>first|last)\s+(?P<lines>\d+)\s+lines)\s+of)?(?:\s+the)?"
+    r"(?:\s+(?:file|manifest))?\s+`?(?P<file>" + _FILE + ")",
     re.IGNORECASE)
+#: Lines shown of "the top of" a file (a changelog's newest entries, a manifest's header).
+TOP_LINES = 40
 _MEASURE = re.compile(
     r"\b(?:how\s+many\s+(?:lines|files|folders|directories)|line\s+counts?|lines\s+of\s+code|"
     r"how\s+big|disk\s+usage|(?:file|folder|directory)\s+sizes?|size\s+on\s+disk|"
@@ -79,15 +84,6 @@ _STEP_BOUNDARY = re.compile(r"\s*(?:[:;]|,\s*(?:and\s+|then\s+)?|\s+and\s+then\s
                             r"\.\s+)\s*", re.IGNORECASE)
 
 
-class ShellIntent(Enum):
-    """What the request asks of the DevOps agent's tools."""
-
-    COMMAND = "command"  # run the command the person spelled out
-    SHELL = "shell"      # a shell action: the model writes the command
-    PLAN = "plan"        # several changing steps: plan first
-    OPEN = "open"        # anything else: the model chooses
-
-
 def spelled_command(question: str) -> str | None:
     """The command `question` spells out, as spelled; None when it spells none."""
     found = _AFTER_COLON.search(question) or _BACKTICKS.search(question) \
@@ -101,52 +97,55 @@ def spelled_command(question: str) -> str | None:
     return command if first in PROGRAMS or (found.re is _AFTER_COLON and command) else None
 
 
+def file_command(question: str) -> str | None:
+    """The command that shows the file `question` asks to see: `cat`, or `head`/`tail` for
+    its top or end; None when it asks for no file."""
+    found = _SHOW_FILE.search(question)
+    if found is None:
+        return None
+    path, part = found.group("file"), (found.group("part") or "").lower()
+    if found.group("edge"):
+        program = "head" if found.group("edge").lower() == "first" else "tail"
+        return f"{program} -n {int(found.group('lines'))} {shlex.quote(path)}"
+    if part in ("top", "head", "beginning", "start"):
+        return f"head -n {TOP_LINES} {shlex.quote(path)}"
+    if part in ("end", "bottom", "tail"):
+        return f"tail -n {TOP_LINES} {shlex.quote(path)}"
+    return f"cat {shlex.quote(path)}"
+
+
 def changing_steps(question: str) -> int:
     """How many parts of `question` are steps that change something."""
     return sum(bool(_CHANGE_VERB.match(part.strip()))
                for part in _STEP_BOUNDARY.split(question) if part.strip())
 
 
-def shell_intent(question: str) -> ShellIntent:
-    """What `question` asks of the workspace (see the module's docstring)."""
-    if spelled_command(question):
-        return ShellIntent.COMMAND
-    if changing_steps(question) >= 2:
-        return ShellIntent.PLAN
-    if _NAMES_PROGRAM.search(question) or _SHOW_FILE.search(question) \
-            or _MEASURE.search(question):
-        return ShellIntent.SHELL
-    return ShellIntent.OPEN
+def asks_for_shell(question: str) -> bool:
+    """Whether `question` asks for a shell action: a program by name, a file shown whole, a
+    count of lines or files, a size."""
+    return bool(_NAMES_PROGRAM.search(question) or _SHOW_FILE.search(question)
+                or _MEASURE.search(question))
 
 
-def _first_call(request: ModelRequest) -> bool:
-    return bool(request.messages) and isinstance(request.messages[-1], HumanMessage)
+#: The DevOps agent's first-call hints: several changing steps get the plan, a shell action
+#: the shell (a spelled command never reaches the model: `SpelledCommandMiddleware`).
+DEVOPS_HINTS = (ToolHint((PLAN_TOOL,), lambda question: changing_steps(question) >= 2),
+                ToolHint((SHELL_TOOL,), asks_for_shell))
 
 
-def _offered(request: ModelRequest, name: str) -> bool:
-    return any(getattr(t, "name", None) == name for t in request.tools)
-
-
-class ShellIntentMiddleware(RequestRewriteMiddleware):
-    """Steers a DevOps turn's first call by `shell_intent`."""
+class SpelledCommandMiddleware(RequestRewriteMiddleware):
+    """Runs the command a turn's question spells out (or the `cat` of the file it asks to
+    see), as its first call, without the model: the model, asked to show a manifest, grepped
+    it for one field and missed the rest."""
 
     def answer_without_model(self, request: ModelRequest) -> ModelResponse | None:
-        if not _first_call(request) or not _offered(request, SHELL_TOOL):
+        if not request.messages or not isinstance(request.messages[-1], HumanMessage) \
+                or not any(getattr(t, "name", None) == SHELL_TOOL for t in request.tools):
             return None
-        command = spelled_command(question_text(request))
+        question = question_text(request)
+        command = spelled_command(question) or file_command(question)
         if command is None:
             return None
         call = {"name": SHELL_TOOL, "args": {"command": command},
                 "id": f"call_{uuid4().hex[:24]}", "type": "tool_call"}
         return ModelResponse(result=[AIMessage(content="", tool_calls=[call])])
-
-    def rewrite(self, request: ModelRequest) -> ModelRequest:
-        if not _first_call(request):
-            return request
-        intent = shell_intent(question_text(request))
-        tool = {ShellIntent.SHELL: SHELL_TOOL, ShellIntent.PLAN: PLAN_TOOL}.get(intent)
-        if tool is None or not _offered(request, tool):
-            return request
-        return request.override(
-            tools=[t for t in request.tools if getattr(t, "name", None) == tool],
-            tool_choice="required")

@@ -9,6 +9,7 @@ an answer is mostly its tools' rendered views and a view cut mid-table misleads.
 
 from __future__ import annotations
 
+from pilothouse.context.rewrite import TURN_NOTE
 from pilothouse.models.tokens import TokenCounter
 
 #: Request metadata key carrying the budget to a remote agent (A2A message metadata).
@@ -19,11 +20,15 @@ SHOWN_CHARS = 6_000
 
 
 def with_answer_budget(question: str, tokens: int | None) -> str:
-    """`question` plus the instruction to answer within `tokens` tokens."""
+    """`question` plus the instruction to answer within `tokens` tokens.
+
+    After `TURN_NOTE`, like every note layers add: what reads the person's question
+    (`question_text`: routing, tool hints, grounded arguments) reads it without the note
+    (measured: its "say how many more" read as a count question)."""
     if not tokens:
         return question
-    return (f"{question}\n\n(Answer in at most {tokens} tokens: one summary line, then only "
-            "the rows that matter; say how many more there are instead of listing them.)")
+    return (f"{question}{TURN_NOTE}Answer in at most {tokens} tokens: one summary line, then "
+            "only the rows that matter; say how many more there are instead of listing them.")
 
 
 def fit_to_budget(text: str, tokens: int, counter: TokenCounter, *, agent: str) -> str:
