@@ -14,14 +14,13 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from uuid import uuid4
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from pilothouse.agents.passthrough import awaits_approval
 from pilothouse.agents.question_parts import RESOURCE_NAME, split_by_agent
-from pilothouse.context.rewrite import RequestRewriteMiddleware, question_text
+from pilothouse.context.rewrite import RequestRewriteMiddleware, calling, question_text
 from pilothouse.models.tokens import turn_messages, turn_start
 from pilothouse.runtime.answer_views import shown_text
 
@@ -210,7 +209,5 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
                 else self._paged_agent(request)
         if agent is None or f"ask_{agent}" not in offered:
             return None
-        call = {"name": f"ask_{agent}", "args": {"question": question},
-                "id": f"call_{uuid4().hex[:24]}", "type": "tool_call"}
-        return ModelResponse(result=[AIMessage(content="", tool_calls=[call])])
+        return calling(f"ask_{agent}", {"question": question})
 

@@ -25,14 +25,17 @@ from __future__ import annotations
 
 import re
 import shlex
-from uuid import uuid4
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, HumanMessage
 
 from pilothouse.agents.shell_approval import SHELL_TOOL
 from pilothouse.agents.tool_hints import ToolHint
-from pilothouse.context.rewrite import RequestRewriteMiddleware, question_text
+from pilothouse.context.rewrite import (
+    RequestRewriteMiddleware,
+    calling,
+    first_call,
+    question_text,
+)
 
 PLAN_TOOL = "propose_plan"
 
@@ -139,13 +142,11 @@ class SpelledCommandMiddleware(RequestRewriteMiddleware):
     it for one field and missed the rest."""
 
     def answer_without_model(self, request: ModelRequest) -> ModelResponse | None:
-        if not request.messages or not isinstance(request.messages[-1], HumanMessage) \
+        if not first_call(request) \
                 or not any(getattr(t, "name", None) == SHELL_TOOL for t in request.tools):
             return None
         question = question_text(request)
         command = spelled_command(question) or file_command(question)
         if command is None:
             return None
-        call = {"name": SHELL_TOOL, "args": {"command": command},
-                "id": f"call_{uuid4().hex[:24]}", "type": "tool_call"}
-        return ModelResponse(result=[AIMessage(content="", tool_calls=[call])])
+        return calling(SHELL_TOOL, {"command": command})

@@ -21,11 +21,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from langchain.agents.middleware import ModelRequest
-from langchain_core.messages import HumanMessage
 
 from pilothouse.agents.question_parts import RESOURCE_NAME
 from pilothouse.config import Settings
-from pilothouse.context.rewrite import RequestRewriteMiddleware, question_text
+from pilothouse.context.rewrite import RequestRewriteMiddleware, first_call, question_text
 
 #: Hyphenated words that are not resource names.
 _NOT_NAMES = frozenset({
@@ -73,7 +72,7 @@ class ToolHintMiddleware(RequestRewriteMiddleware):
         self.hints = tuple(hints)
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
-        if not request.messages or not isinstance(request.messages[-1], HumanMessage):
+        if not first_call(request):
             return request
         wanted = set(hinted_tools(question_text(request), self.hints))
         offered = [t for t in request.tools if getattr(t, "name", None) in wanted]

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
+from uuid import uuid4
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from pilothouse.models.tokens import message_text, turn_start
 
@@ -37,6 +38,18 @@ class RequestRewriteMiddleware(AgentMiddleware):
     ) -> ModelResponse:
         answer = self.answer_without_model(request)
         return answer or self.revise(request, await handler(self.rewrite(request)))
+
+
+def first_call(request: ModelRequest) -> bool:
+    """Whether `request` is its turn's first model call (the question is the newest message)."""
+    return bool(request.messages) and isinstance(request.messages[-1], HumanMessage)
+
+
+def calling(name: str, args: dict[str, Any]) -> ModelResponse:
+    """A response that calls tool `name` with `args`: a call code decided, made without the
+    model (it is recorded, gated and answered like one the model made)."""
+    call = {"name": name, "args": args, "id": f"call_{uuid4().hex[:24]}", "type": "tool_call"}
+    return ModelResponse(result=[AIMessage(content="", tool_calls=[call])])
 
 
 def final_message(response: ModelResponse) -> AIMessage | None:

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from langchain.agents.middleware import ModelRequest
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from pilothouse.context.rewrite import RequestRewriteMiddleware
+from pilothouse.context.rewrite import RequestRewriteMiddleware, first_call
 from pilothouse.runtime.answer_views import empty_page
 
 
@@ -47,9 +47,9 @@ class ToolChoiceMiddleware(RequestRewriteMiddleware):
         if not request.messages or not request.tools or request.tool_choice not in (None,
                                                                                      "auto"):
             return request
-        last = request.messages[-1]
-        if isinstance(last, HumanMessage):
+        if first_call(request):
             return request.override(tool_choice="required")
-        if isinstance(last, ToolMessage) and answered(request.messages, self.answering_tools):
+        if isinstance(request.messages[-1], ToolMessage) \
+                and answered(request.messages, self.answering_tools):
             return request.override(tool_choice="none")
         return request
