@@ -23,8 +23,9 @@ from typing import Any
 
 #: Variables of the test process that would change what the CLI's agents do.
 CLEARED = ("PILOTHOUSE_", "ARGOCD_", "GITHUB_", "GH_TOKEN", "OPENAI_", "LLM_", "MAX_CONTEXT")
-#: A line longer than any terminal, with a command in it that must not be split.
-LONG_LINE = ("Run kubectl -n payments rollout restart deployment/payments-api "
+#: A line longer than any terminal, with a command in it that must not be split. Advice, not
+#: "Run <command>": a question that says that runs the command as spelled (`shell_intent`).
+LONG_LINE = ("Restart it with kubectl -n payments rollout restart deployment/payments-api "
              "--context gke-prod-europe-west4.acme.internal and then watch "
              "kubectl -n payments get pods -l app=payments-api -w until every pod is Ready.")
 
