@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from mcp import StdioServerParameters
 
@@ -24,7 +24,7 @@ from pilothouse.agents.shell_intent import DEVOPS_HINTS, file_command, spelled_c
 from pilothouse.agents.tool_hints import hinted_tools
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
-from pilothouse.runtime.events import Answer, ApprovalRequest
+from pilothouse.runtime.events import Answer, ApprovalRequest, Event
 from pilothouse.runtime.session import Conversation
 from pilothouse.testing.jail import jailed
 from pilothouse.testing.scripted_model import tool_call
@@ -104,6 +104,16 @@ def devops_settings(make_settings: Callable[..., Settings], workspace: Path) -> 
     return dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000"), workspace=workspace)
 
 
+async def ask_devops(settings: Settings, setup: ModelSetup, thread: str,
+                     *questions: str) -> tuple[list[list[Event]], list[BaseMessage]]:
+    """Each question's events, asked in turn of the DevOps agent, and the thread's history."""
+    async with open_devops_toolkit(settings) as toolkit:
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+        conversation = Conversation(graph, thread)
+        events = [[e async for e in conversation.ask(q)] for q in questions]
+        return events, await conversation.history()
+
+
 async def test_a_spelled_hostile_command_is_refused_by_the_policy_without_a_model_call(
     jailed_workspace: tuple[Path, Path], scripted_setup: Callable[..., ModelSetup],
     make_settings: Callable[..., Settings],
@@ -114,12 +124,8 @@ async def test_a_spelled_hostile_command_is_refused_by_the_policy_without_a_mode
                             "Run cat NOTES.md alone to read the notes."],
                            window=32_000, settings=settings)
     command = "cat NOTES.md; rm -rf ../canary"
-    async with open_devops_toolkit(settings) as toolkit:
-        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
-        conversation = Conversation(graph, "spelled")
-        events = [e async for e in conversation.ask(
-            f"Print the notes with this command: {command}")]
-        history = await conversation.history()
+    [events], history = await ask_devops(settings, setup, "spelled",
+                                         f"Print the notes with this command: {command}")
 
     assert canary.read_text() == "alive\n"
     calls = [c for m in history if isinstance(m, AIMessage) for c in m.tool_calls]
@@ -141,10 +147,7 @@ async def test_a_shell_action_is_offered_run_command_alone_and_an_edit_waits_for
     settings = devops_settings(make_settings, workspace)
     setup = scripted_setup([tool_call("run_command", command="sed -i s/5/8/ app.py")],
                            window=32_000, settings=settings)
-    async with open_devops_toolkit(settings) as toolkit:
-        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
-        events = [e async for e in Conversation(graph, "sed").ask(
-            "With sed, replace 5 by 8 in app.py")]
+    [events], _ = await ask_devops(settings, setup, "sed", "With sed, replace 5 by 8 in app.py")
 
     [request] = setup.chat_model.requests  # type: ignore[attr-defined]
     assert [t["function"]["name"] for t in request.tools] == ["run_command"]
@@ -163,10 +166,8 @@ async def test_a_task_of_several_changing_steps_is_offered_the_plan_alone(
         {"title": "Edit app.py", "tools": ["run_command"]},
         {"title": "Commit", "tools": ["run_command"]}])
     setup = scripted_setup([plan], window=32_000, settings=settings)
-    async with open_devops_toolkit(settings) as toolkit:
-        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
-        events = [e async for e in Conversation(graph, "plan").ask(
-            "Raise the limit to 8: edit app.py, run the checks, and commit it")]
+    [events], _ = await ask_devops(
+        settings, setup, "plan", "Raise the limit to 8: edit app.py, run the checks, and commit it")
 
     [request] = setup.chat_model.requests  # type: ignore[attr-defined]
     assert [t["function"]["name"] for t in request.tools] == ["propose_plan"]
@@ -184,12 +185,9 @@ async def test_a_file_asked_to_be_shown_is_read_without_a_model_call_and_paths_a
                             tool_call("retrieve_code_context", query="limit",
                                       path_filter="src/limits.py"), "LIMIT is 5."],
                            window=32_000, settings=settings)
-    async with open_devops_toolkit(settings) as toolkit:
-        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
-        conversation = Conversation(graph, "show")
-        shown = [e async for e in conversation.ask("Show me NOTES.md: when do deploys go out?")]
-        [e async for e in conversation.ask("Where is the limit set?")]
-        history = await conversation.history()
+    [shown, _], history = await ask_devops(settings, setup, "show",
+                                           "Show me NOTES.md: when do deploys go out?",
+                                           "Where is the limit set?")
 
     calls = [(c["name"], c["args"]) for m in history if isinstance(m, AIMessage)
              for c in m.tool_calls]
