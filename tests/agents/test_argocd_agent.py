@@ -187,3 +187,20 @@ async def test_a_request_naming_its_tool_is_offered_that_tool_alone_on_its_first
     assert first.tool_choice == "required"
     assert len(second.tools) > 5  # the result may call for another tool: all are offered
     assert [e.status for e in events if isinstance(e, ToolResult)] == ["success", "success"]
+
+
+async def test_the_apps_of_a_name_are_searched_for_that_name_not_an_examples(
+    argocd_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    settings = argocd_settings()
+    # The model's query is an example's word, not the name the person gave.
+    setup = scripted_setup([tool_call("search_argocd_resources", query="payments"), LEAD],
+                           window=32_000, settings=settings)
+    async with open_argocd_toolkit(settings) as toolkit:
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+        events = await run(graph, "Are the checkout-web apps healthy?", "named-apps")
+
+    first = setup.chat_model.requests[0]  # type: ignore[attr-defined]
+    assert [t["function"]["name"] for t in first.tools] == ["search_argocd_resources"]
+    [answer] = [e.text for e in events if isinstance(e, Answer)]
+    assert "for 'checkout-web'" in answer and "checkout-web-production" in answer

@@ -20,7 +20,12 @@ from mcp import StdioServerParameters
 import pilothouse.agents.devops as devops
 from pilothouse.agents.devops import open_devops_toolkit
 from pilothouse.agents.factory import AgentFactory
-from pilothouse.agents.shell_intent import DEVOPS_HINTS, file_command, spelled_command
+from pilothouse.agents.shell_intent import (
+    DEVOPS_HINTS,
+    file_command,
+    grep_command,
+    spelled_command,
+)
 from pilothouse.agents.tool_hints import hinted_tools
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
@@ -76,10 +81,29 @@ def test_a_spelled_command_is_taken_as_spelled() -> None:
     ("print the last 5 lines of logs/app.log", "tail -n 5 logs/app.log"),
     ("show me how lib/cache.py expires entries", None),  # how code works: retrieval
     ("Print the .env file", "cat .env"),  # the policy refuses it, with its reason
+    ("Which port does charts/api/values.yaml give the service?", "cat charts/api/values.yaml"),
+    ("is DEBUG on in config/app.toml", "cat config/app.toml"),
+    ("How many lines does lib/cache.py have?", None),  # a count: the model writes `wc -l`
+    ("What does sed change in app/limits.py when I run make?", None),  # a program named
 ])
 def test_a_file_asked_to_be_shown_is_shown_by_a_command(question: str,
                                                         command: str | None) -> None:
     assert file_command(question) == command
+
+
+@pytest.mark.parametrize(("question", "command"), [
+    ("grep the lib folder for RETRY_BUDGET", "grep -rn -- RETRY_BUDGET lib"),
+    ("grep our repository's charts/api directory for replicas, please",
+     "grep -rn -- replicas charts/api"),
+    ("Grep for `FEATURE_FLAGS` in lib/flags", "grep -rn -- FEATURE_FLAGS lib/flags"),
+    ("can you grep the workspace for LIMIT?", "grep -rn -- LIMIT ."),
+    ("Back to that module: grep it for RETRY_BUDGET", None),  # which one: the model reads
+    ("grep -c LIMIT app.py", None),  # a command of its own: the model (or `run`) spells it
+    ("Where is the cache invalidated?", None),
+])
+def test_a_folder_asked_to_be_grepped_is_grepped_with_line_numbers(question: str,
+                                                                   command: str | None) -> None:
+    assert grep_command(question) == command
 
 
 @pytest.fixture
@@ -183,15 +207,19 @@ async def test_a_file_asked_to_be_shown_is_read_without_a_model_call_and_paths_a
     # The second turn's model filters retrieval to a path nobody said: the filter is dropped.
     setup = scripted_setup(["Deploys go out on Tuesdays.",
                             tool_call("retrieve_code_context", query="limit",
-                                      path_filter="src/limits.py"), "LIMIT is 5."],
+                                      path_filter="src/limits.py"), "LIMIT is 5.",
+                            "app.py sets it on line 1."],
                            window=32_000, settings=settings)
-    [shown, _], history = await ask_devops(settings, setup, "show",
-                                           "Show me NOTES.md: when do deploys go out?",
-                                           "Where is the limit set?")
+    [shown, _, grepped], history = await ask_devops(
+        settings, setup, "show", "Show me NOTES.md: when do deploys go out?",
+        "Where is the limit set?", "grep the workspace for LIMIT")
 
     calls = [(c["name"], c["args"]) for m in history if isinstance(m, AIMessage)
              for c in m.tool_calls]
     assert calls[0] == ("run_command", {"command": "cat NOTES.md"})
     assert calls[1][0] == "retrieve_code_context" and "path_filter" not in calls[1][1]
+    assert calls[2] == ("run_command", {"command": "grep -rn -- LIMIT ."})
     [answer] = [e.text for e in shown if isinstance(e, Answer)]
     assert "Deploys go out on Tuesdays." in answer
+    [found] = [e.text for e in grepped if isinstance(e, Answer)]
+    assert "app.py:1:LIMIT = 5" in found  # the grep's own lines, with their numbers

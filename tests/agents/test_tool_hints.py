@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pilothouse.agents.hint_tables import ARGOCD_HINTS, GITHUB_HINTS
-from pilothouse.agents.tool_hints import hinted_tools, names_resource
+from pilothouse.agents.question_parts import names_resource
+from pilothouse.agents.tool_hints import hinted_tools
 
 
 @pytest.mark.parametrize(("question", "tool"), [
@@ -28,6 +29,13 @@ from pilothouse.agents.tool_hints import hinted_tools, names_resource
     ("show every ApplicationSet", "list_applicationsets"),
     ("which clusters are registered?", "list_clusters"),
     ("search the clusters for kind-ledger-1", "search_argocd_resources"),
+    ("Check ledger-api-qa, please", "get_application"),
+    ("look at ledger-api-qa in Argo CD", "get_application"),
+    ("are the ledger-web apps all healthy?", "search_argocd_resources"),  # apps of a name
+    ("show me the staging applications", "search_argocd_resources"),  # of an environment
+    ("which apps does the project ledger own?", "list_applications"),
+    ("in project ledger, which applications are Progressing?", "list_applications"),
+    ("Which ApplicationSets does the ledger project own?", "list_applicationsets"),
 ])
 def test_argocd_words_name_their_tool(question: str, tool: str) -> None:
     assert hinted_tools(question, ARGOCD_HINTS) == (tool,)
@@ -37,6 +45,7 @@ def test_argocd_words_name_their_tool(question: str, tool: str) -> None:
     "Which apps are degraded?",                        # no application named
     "list the applications of team ledger-core with failing health",  # many apps
     "Are there out-of-sync apps in staging?",          # a hyphenated word, not a name
+    "check the apps of ledger-core",                   # many apps, no name before "apps"
     "hello",
 ])
 def test_a_question_without_one_named_app_keeps_the_whole_menu(question: str) -> None:

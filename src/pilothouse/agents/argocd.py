@@ -33,6 +33,7 @@ from pilothouse.tools.mcp_connect import call_for_payload, open_mcp_tools
 
 SYNC_TOOL = "sync_application"
 ROLLBACK_TOOL = "rollback_application"
+SEARCH_TOOL = "search_argocd_resources"
 ACTION_TOOL = "run_resource_action"
 #: Tools that change the cluster: each has a dry run, `approved` and `expected_evidence`.
 GATED_TOOLS: tuple[str, ...] = (SYNC_TOOL, ROLLBACK_TOOL, ACTION_TOOL)
@@ -207,7 +208,7 @@ def sync_gate(tools: list[BaseTool]) -> EvidenceGate:
 #: Tools whose view answers the question that calls them: after one, the model writes its lead
 #: (`runtime.tool_choice`). Not `get_application`: a status can call for events or logs.
 ANSWERING_TOOLS = frozenset({
-    "list_applications", "search_argocd_resources", "list_applicationsets", "list_clusters",
+    "list_applications", SEARCH_TOOL, "list_applicationsets", "list_clusters",
     "list_projects", "get_application_history", "diff_application", "get_application_changes",
     "get_application_resource_tree", "get_application_events", "get_application_logs"})
 
@@ -228,7 +229,8 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
                               *tool_hints(settings, ARGOCD_HINTS),
                               GroundedArgsMiddleware(
                                   GROUNDED_IDS, GROUNDED_FILTERS, GROUNDED_NAMES,
-                                  subjects=dict.fromkeys(ONE_APP_TOOLS, "name"),
+                                  subjects={**dict.fromkeys(ONE_APP_TOOLS, "name"),
+                                            SEARCH_TOOL: "query"},
                                   is_change=_is_change, preview_phrases=PREVIEW_PHRASES,
                                   filtered=("list_applications",)),
                               *evidence],

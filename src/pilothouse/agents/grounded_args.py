@@ -30,7 +30,7 @@ from typing import Any
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
-from pilothouse.agents.question_parts import RESOURCE_NAME
+from pilothouse.agents.question_parts import resource_names
 from pilothouse.context.events import ContextAction, report
 from pilothouse.context.rewrite import (
     RequestRewriteMiddleware,
@@ -122,7 +122,7 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
         settled: dict[str, Any] = {}
         subject = self.subjects.get(tool)
         if subject and args.get(subject) is not None and not mentioned(args[subject], messages):
-            named = set(RESOURCE_NAME.findall(question))
+            named = set(resource_names(question))
             if len(named) == 1:
                 settled[subject] = named.pop()
         if tool in self.filtered and misfiltered:

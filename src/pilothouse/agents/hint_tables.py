@@ -10,7 +10,28 @@ given and the model chooses.
 
 from __future__ import annotations
 
-from pilothouse.agents.tool_hints import ToolHint, words
+import re
+
+from pilothouse.agents.question_parts import is_name
+from pilothouse.agents.tool_hints import MANY, ToolHint, words
+
+#: "<name> apps": the apps a name or an environment matches ("the checkout-web apps",
+#: "production applications"), a search; a project's apps are asked for as a project's.
+_APPS_OF = re.compile(r"(?<![\w/-])([\w/-]+)\s+(?:apps|applications)\b", re.IGNORECASE)
+_ENVIRONMENTS = frozenset({"production", "prod", "staging", "stage", "dev", "development",
+                           "qa", "uat", "preprod", "sandbox"})
+_PROJECT = re.compile(r"\bprojects?\b", re.IGNORECASE)
+
+
+def _apps_by_name(question: str) -> bool:
+    """Whether `question` asks for the apps of a name or an environment, not a project."""
+    return not _PROJECT.search(question) and any(
+        word.lower() in _ENVIRONMENTS or is_name(word) for word in _APPS_OF.findall(question))
+
+
+def _apps_of_project(question: str) -> bool:
+    """Whether `question` asks for the applications of a project."""
+    return bool(_PROJECT.search(question) and MANY.search(question))
 
 ARGOCD_HINTS: tuple[ToolHint, ...] = (
     ToolHint(("rollback_application",), words(
@@ -37,11 +58,13 @@ ARGOCD_HINTS: tuple[ToolHint, ...] = (
     ToolHint(("get_application_resource_tree",), words(
         r"\bresources?\b|\bpods?\b|\bresource\s+tree\b|\bworkloads?\b", named=True)),
     ToolHint(("get_application",), words(
-        r"\bstatus\b|\bhealth\b|\bhealthy\b|\bsynced\b|\bin\s+sync\b|\bdegraded\b",
-        named=True)),
+        r"\bstatus\b|\bhealth\b|\bhealthy\b|\bsynced\b|\bin\s+sync\b|\bdegraded\b|"
+        r"^\s*(?:please\s+)?(?:check|inspect|look\s+at|describe)\b", named=True)),
     # "search" asks for the search by name; it matches clusters, projects and repos too.
     ToolHint(("search_argocd_resources",), words(r"\bsearch\b|\bmatching\b")),
     ToolHint(("list_applicationsets",), words(r"\bapplication\s*sets?\b|\bappsets?\b")),
+    ToolHint(("search_argocd_resources",), _apps_by_name),
+    ToolHint(("list_applications",), _apps_of_project),
     ToolHint(("list_clusters",), words(r"\bclusters\b")),
 )
 

@@ -35,6 +35,29 @@ _PRONOUN = re.compile(r"\b(?:it|its|they|their|them|that one|this one)\b", re.IG
 #: A resource's name: owner/repo, or a hyphenated name (an app, a cluster, a branch).
 RESOURCE_NAME = re.compile(r"\b[\w.-]+/[\w.-]+\b|\b[a-z0-9]+(?:-[a-z0-9]+)+\b", re.IGNORECASE)
 
+#: Hyphenated words that are not resource names.
+_NOT_NAMES = frozenset({
+    "out-of-sync", "in-sync", "auto-sync", "self-heal", "dry-run", "read-only", "up-to-date",
+    "roll-back", "rolled-back", "follow-up", "step-by-step", "built-in", "re-run", "re-sync",
+    "set-up", "pull-request", "pull-requests", "e-mail", "well-known", "non-prod", "on-call",
+    "opt-in", "opt-out", "sign-off", "roll-out", "check-in", "end-to-end", "long-running"})
+
+
+def is_name(word: str) -> bool:
+    """Whether `word` (a hyphenated word, an owner/name) names a resource, not a common
+    hyphenated word ("out-of-sync", "dry-run")."""
+    return bool(RESOURCE_NAME.fullmatch(word)) and word.lower() not in _NOT_NAMES
+
+
+def resource_names(text: str) -> list[str]:
+    """The resources `text` names (apps, repositories, clusters), in order."""
+    return [name for name in RESOURCE_NAME.findall(text) if is_name(name)]
+
+
+def names_resource(question: str) -> bool:
+    """Whether `question` names a resource (an app, a repository)."""
+    return bool(resource_names(question))
+
 
 def clauses(question: str) -> list[str]:
     """`question` cut where a new request starts, each clause without its joining word."""
@@ -57,6 +80,6 @@ def split_by_agent(question: str, agents: Sequence[str],
         alone = [t for t, o in zip(texts, owners, strict=True) if o == {agent}]
         shared = [t for t, o in zip(texts, owners, strict=True) if agent in o]
         part = " ".join(alone or shared)
-        dangling = _PRONOUN.search(part) and not RESOURCE_NAME.search(part)
+        dangling = _PRONOUN.search(part) and not names_resource(part)
         parts[agent] = question if not part or dangling else part
     return parts

@@ -19,7 +19,7 @@ from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from pilothouse.agents.passthrough import awaits_approval
-from pilothouse.agents.question_parts import RESOURCE_NAME, split_by_agent
+from pilothouse.agents.question_parts import names_resource, split_by_agent
 from pilothouse.context.rewrite import RequestRewriteMiddleware, calling, question_text
 from pilothouse.models.tokens import turn_messages, turn_start
 from pilothouse.runtime.answer_views import shown_text
@@ -155,7 +155,7 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         pending = [t for t in request.tools if getattr(t, "name", None) in named - asked]
         if pending:
             return request.override(tools=pending, tool_choice="required")
-        if not named and not asked and RESOURCE_NAME.search(question_text(request)):
+        if not named and not asked and names_resource(question_text(request)):
             # A named resource is looked up by some agent, never answered from memory.
             # Measured: the local supervisor answered a request for an app's logs itself
             # ("can be found in the Argo CD logs") and one for its unhealthy resources with

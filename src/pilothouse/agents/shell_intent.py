@@ -11,7 +11,10 @@ so code decides *which tool* from the words and the model keeps the arguments:
 
 - a command the person spelled out runs as spelled, with no model call: the shell policy
   allows it, asks the person, or refuses it (with its reason), exactly as for any command;
-  so does the `cat` (or `head`, `tail`) of a file the person asks to be shown;
+  so does the `cat` (or `head`, `tail`) of a file the person asks to be shown or asks what
+  it says, and the `grep -rn` of a folder they ask to grep for a word (measured: a manifest's
+  image was asked of a retrieval filtered to its path, one passage without the image line; a
+  grep of a folder went to a file the model made up);
 - a task of several changing steps is offered `propose_plan` alone: the plan is approved
   before anything runs;
 - a request for a shell action (a command's name, a file shown whole, a count of lines or
@@ -70,6 +73,25 @@ _SHOW_FILE = re.compile(
     re.IGNORECASE)
 #: Lines shown of "the top of" a file (a changelog's newest entries, a manifest's header).
 TOP_LINES = 40
+#: A question about what a named file says ("which port does charts/api/values.yaml open?"):
+#: the file itself answers it, read whole (the shell's output is bounded).
+_ASKS_ABOUT_FILE = re.compile(
+    r"^\s*(?:what|which|who|when|where|does|do|is|are)\b[^\n]*?(?<![\w/.-])`?(?P<file>"
+    + _FILE + ")", re.IGNORECASE)
+#: Where "grep" looks when the person names the whole workspace, not a folder of it.
+_WHOLE_WORKSPACE = frozenset({"workspace", "repo", "repository", "code", "codebase", "project"})
+#: Words in a folder's place that point back ("grep it for X"): the model reads what they mean.
+_POINTING_BACK = frozenset({"it", "this", "that", "them", "these", "those", "there", "here",
+                            "file", "files", "folder", "me", "us"})
+_OWNER = r"(?:(?:the|our|my)\s+)?(?:(?:workspace|repo|repository)'s\s+)?"
+_TERM = r"`?(?P<term>[\w.:/-]*\w)`?"
+#: "grep the src folder for X", "grep for X in lib", "grep X in the workspace".
+_GREP = (
+    re.compile(rf"\bgrep\s+{_OWNER}(?P<folder>(?!for\b)[\w./-]+)"
+               rf"(?:\s+(?:folder|directory|dir|tree))?\s+for\s+{_TERM}", re.IGNORECASE),
+    re.compile(rf"\bgrep\s+(?:for\s+)?{_TERM}\s+(?:in|under|across)\s+{_OWNER}"
+               rf"(?P<folder>[\w./-]+)", re.IGNORECASE),
+)
 _MEASURE = re.compile(
     r"\b(?:how\s+many\s+(?:lines|files|folders|directories)|line\s+counts?|lines\s+of\s+code|"
     r"how\s+big|disk\s+usage|(?:file|folder|directory)\s+sizes?|size\s+on\s+disk|"
@@ -101,11 +123,15 @@ def spelled_command(question: str) -> str | None:
 
 
 def file_command(question: str) -> str | None:
-    """The command that shows the file `question` asks to see: `cat`, or `head`/`tail` for
-    its top or end; None when it asks for no file."""
+    """The command that shows the file `question` asks to see (or asks what it says): `cat`,
+    or `head`/`tail` for its top or end; None when it asks for no file."""
     found = _SHOW_FILE.search(question)
     if found is None:
-        return None
+        asked = _ASKS_ABOUT_FILE.search(question)
+        # A count or a program by name is the model's command to write (`wc -l`, `sed`).
+        if asked is None or _MEASURE.search(question) or _NAMES_PROGRAM.search(question):
+            return None
+        return f"cat {shlex.quote(asked.group('file'))}"
     path, part = found.group("file"), (found.group("part") or "").lower()
     if found.group("edge"):
         program = "head" if found.group("edge").lower() == "first" else "tail"
@@ -115,6 +141,20 @@ def file_command(question: str) -> str | None:
     if part in ("end", "bottom", "tail"):
         return f"tail -n {TOP_LINES} {shlex.quote(path)}"
     return f"cat {shlex.quote(path)}"
+
+
+def grep_command(question: str) -> str | None:
+    """`grep -rn` of the word `question` asks to grep a folder for, with line numbers (where,
+    not only which files); None when it asks for no grep of a folder."""
+    for pattern in _GREP:
+        found = pattern.search(question)
+        if found is not None:
+            folder = found.group("folder").rstrip(".")
+            if folder.lower() in _POINTING_BACK:
+                return None
+            folder = "." if folder.lower() in _WHOLE_WORKSPACE else folder
+            return f"grep -rn -- {shlex.quote(found.group('term'))} {shlex.quote(folder)}"
+    return None
 
 
 def changing_steps(question: str) -> int:
@@ -138,15 +178,16 @@ DEVOPS_HINTS = (ToolHint((PLAN_TOOL,), lambda question: changing_steps(question)
 
 class SpelledCommandMiddleware(RequestRewriteMiddleware):
     """Runs the command a turn's question spells out (or the `cat` of the file it asks to
-    see), as its first call, without the model: the model, asked to show a manifest, grepped
-    it for one field and missed the rest."""
+    see or asks about, the grep it asks for), as its first call, without the model: the
+    model, asked to show a manifest, grepped it for one field and missed the rest."""
 
     def answer_without_model(self, request: ModelRequest) -> ModelResponse | None:
         if not first_call(request) \
                 or not any(getattr(t, "name", None) == SHELL_TOOL for t in request.tools):
             return None
         question = question_text(request)
-        command = spelled_command(question) or file_command(question)
+        command = spelled_command(question) or grep_command(question) \
+            or file_command(question)
         if command is None:
             return None
         return calling(SHELL_TOOL, {"command": command})

@@ -22,21 +22,9 @@ from dataclasses import dataclass
 
 from langchain.agents.middleware import ModelRequest
 
-from pilothouse.agents.question_parts import RESOURCE_NAME
+from pilothouse.agents.question_parts import names_resource
 from pilothouse.config import Settings
 from pilothouse.context.rewrite import RequestRewriteMiddleware, first_call, question_text
-
-#: Hyphenated words that are not resource names.
-_NOT_NAMES = frozenset({
-    "out-of-sync", "in-sync", "auto-sync", "self-heal", "dry-run", "read-only", "up-to-date",
-    "roll-back", "rolled-back", "follow-up", "step-by-step", "built-in", "re-run", "re-sync",
-    "set-up", "pull-request", "pull-requests", "e-mail", "well-known", "non-prod"})
-
-
-def names_resource(question: str) -> bool:
-    """Whether `question` names a resource (an app, a repository): a hyphenated name or
-    owner/name that is not a common hyphenated word."""
-    return any(name.lower() not in _NOT_NAMES for name in RESOURCE_NAME.findall(question))
 
 
 @dataclass(frozen=True)
@@ -48,7 +36,7 @@ class ToolHint:
 
 
 #: Words of a question about many resources, where a hyphenated name is a project or a team.
-_MANY = re.compile(r"\b(?:apps|applications|repos|repositories)\b", re.IGNORECASE)
+MANY = re.compile(r"\b(?:apps|applications|repos|repositories)\b", re.IGNORECASE)
 
 
 def words(pattern: str, *, named: bool = False) -> Callable[[str], bool]:
@@ -56,7 +44,7 @@ def words(pattern: str, *, named: bool = False) -> Callable[[str], bool]:
     one resource (a tool about one application needs one), not ask about many."""
     compiled = re.compile(pattern, re.IGNORECASE)
     return lambda question: bool(compiled.search(question)) and (
-        not named or (names_resource(question) and not _MANY.search(question)))
+        not named or (names_resource(question) and not MANY.search(question)))
 
 
 def hinted_tools(question: str, hints: Sequence[ToolHint]) -> tuple[str, ...]:
