@@ -11,6 +11,7 @@ from pilothouse.agents.factory import AgentFactory
 from pilothouse.agents.github import open_github_toolkit
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
+from pilothouse.runtime.events import Answer, ContextNote
 from pilothouse.runtime.session import Conversation
 from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
 from pilothouse.sandbox.github.server import running_github_sandbox
@@ -58,3 +59,27 @@ async def test_run_filters_nobody_asked_for_are_dropped(
 
     assert calls == [{"owner": "acme-corp", "repo": "payments-api"},
                      {"owner": "acme-corp", "repo": "payments-api", "status": "failure"}]
+
+
+async def test_a_search_query_and_page_size_nobody_asked_for_are_held_to_the_persons_words(
+    make_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    # `is:bug` is no GitHub qualifier (0 results); the page size of 10 nobody asked for.
+    written = tool_call("search_issues", query="repo:acme-corp/payments-api is:bug", per_page=10)
+    with running_github_sandbox() as sandbox:
+        settings = dataclasses.replace(make_settings(), github_api_url=sandbox.url,
+                                       github_token=sandbox.token)
+        setup = scripted_setup([written, "These are the bugs."], settings=settings)
+        async with open_github_toolkit(settings) as toolkit:
+            graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+            events = [e async for e in Conversation(graph, "bugs").ask(
+                "Which open issues of acme-corp/payments-api carry the bug label?")]
+            [call] = [m.tool_calls[0]["args"] for m in (await graph.aget_state(
+                {"configurable": {"thread_id": "bugs"}})).values["messages"]
+                if getattr(m, "tool_calls", None)]
+
+    assert call == {"query": "repo:acme-corp/payments-api label:bug is:issue is:open"}
+    [answer] = [e.text for e in events if isinstance(e, Answer)]
+    assert "18 results for 'repo:acme-corp/payments-api label:bug is:issue is:open'" in answer
+    actions = [e.action.detail for e in events if isinstance(e, ContextNote)]
+    assert any("is:bug" in detail and "label:bug" in detail for detail in actions)

@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from pilothouse.agents.github_prompt import GITHUB_SYSTEM_PROMPT
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
 from pilothouse.agents.hint_tables import GITHUB_HINTS
+from pilothouse.agents.search_query import GroundedSearchQueryMiddleware
 from pilothouse.agents.tool_hints import tool_hints
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
@@ -39,8 +40,12 @@ GROUNDED_FILTERS = {
         "inprogress": ("in progress", "running"),
         "queued": ("queued", "waiting", "pending")},
 }
-#: Names the person must have given.
-GROUNDED_NAMES = {"list_workflow_runs": ("branch", "event")}
+#: Names (and page sizes) the person must have given. Measured: a question for a
+#: repository's recently closed pull requests came as `per_page=10`, an unasked page size.
+_PAGED = ("list_pull_requests", "list_pull_requests_awaiting_review", "list_issues",
+          "search_issues", "list_workflow_runs")
+GROUNDED_NAMES = {**{tool: ("per_page",) for tool in _PAGED},
+                  "list_workflow_runs": ("branch", "event", "per_page")}
 
 
 @asynccontextmanager
@@ -64,4 +69,5 @@ async def open_github_toolkit(
                       extra_middleware=[ToolChoiceMiddleware(ANSWERING_TOOLS),
                                         *tool_hints(settings, GITHUB_HINTS),
                                         GroundedArgsMiddleware({}, GROUNDED_FILTERS,
-                                                               GROUNDED_NAMES)])
+                                                               GROUNDED_NAMES),
+                                        GroundedSearchQueryMiddleware()])

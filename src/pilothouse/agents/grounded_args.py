@@ -79,6 +79,16 @@ def asked_for(value: object, phrases: Mapping[str, Sequence[str]],
     return any(_said(said, message_text(m)) for m in messages if isinstance(m, HumanMessage))
 
 
+def _defaults(tools: Sequence[object], name: str) -> dict[str, Any]:
+    """The defaults tool `name` declares in its JSON schema (an MCP tool's arguments)."""
+    for tool in tools:
+        schema = getattr(tool, "args_schema", None)
+        if getattr(tool, "name", None) == name and isinstance(schema, dict):
+            return {arg: spec["default"] for arg, spec in (schema.get("properties") or {}).items()
+                    if isinstance(spec, dict) and "default" in spec}
+    return {}
+
+
 class GroundedArgsMiddleware(RequestRewriteMiddleware):
     """Holds a model's tool calls to what the conversation gave and the person asked.
 
@@ -136,15 +146,18 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
                 settled["dry_run"] = preview
         return settled
 
-    def _unsupported(self, call: Mapping[str, object],
-                     messages: Sequence[BaseMessage]) -> list[str]:
+    def _unsupported(self, call: Mapping[str, object], messages: Sequence[BaseMessage],
+                     defaults: Mapping[str, Any]) -> list[str]:
         args = call["args"]
         assert isinstance(args, Mapping)
         tool = str(call["name"])
+        # A value the tool takes anyway (`per_page=20`) needs nobody's words.
+        given = {name: value for name, value in args.items()
+                 if value is not None and (name not in defaults or defaults[name] != value)}
         ids = [name for name in self.ids.get(tool, ())
-               if args.get(name) is not None and not mentioned(args[name], messages)]
-        ids += [name for name in self.names.get(tool, ()) if args.get(name) is not None
-                and not mentioned(args[name], messages, people_only=True)]
+               if name in given and not mentioned(given[name], messages)]
+        ids += [name for name in self.names.get(tool, ()) if name in given
+                and not mentioned(given[name], messages, people_only=True)]
         filters = [name for name, phrases in self.filters.items()
                    if args.get(name) is not None and not asked_for(args[name], phrases,
                                                                    messages)]
@@ -158,7 +171,8 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
         changed: list[str] = []
         calls = []
         for call in final.tool_calls:
-            unsupported = self._unsupported(call, request.messages)
+            unsupported = self._unsupported(call, request.messages,
+                                            _defaults(request.tools, call["name"]))
             dropped += [f"{name}={call['args'][name]}" for name in unsupported]
             kept: dict[str, Any] = {**call, "args": {k: v for k, v in call["args"].items()
                                                      if k not in unsupported}}

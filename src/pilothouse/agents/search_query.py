@@ -1,0 +1,136 @@
+"""A GitHub search query held to the person's words, term by term.
+
+`agents.grounded_args` holds whole arguments to what was said; a search query is many
+arguments in one string, so it is checked term by term. Measured with `pilothouse eval` on the
+local model:
+- "open issues labelled bug in <repo>" came as `repo:<repo> is:bug` (no such `is:` value: 0
+  results, answered "there are none");
+- "open PRs labelled security anywhere in <org>" came as `repo:<org>/infra-live ...`, a few-shot
+  example's repository (0 results);
+- "how many open issues does <repo> have" came as `repo:<repo> is:open`, which counts pull
+  requests too (79, not 27).
+
+So a name qualifier (`repo:`, `org:`, `author:`, `label:` ...) is kept only when a person said
+its value; a repository nobody named, of an organisation somebody did, becomes the one
+repository the question names, else `org:`; an
+`is:` value GitHub does not know, that the person said, is the label they meant; a free word
+nobody said (an example's "timeout") goes; and a query for issues or for pull requests, open
+or closed, says which when the person's words do. A query left with nothing is kept as the
+model wrote it: the tool's error then says what is wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain_core.messages import BaseMessage, HumanMessage
+
+from pilothouse.context.events import ContextAction, report
+from pilothouse.context.rewrite import (
+    RequestRewriteMiddleware,
+    final_message,
+    newest_question,
+    with_final,
+)
+from pilothouse.models.tokens import message_text
+
+SEARCH_TOOL = "search_issues"
+#: Qualifiers whose value names something (a repository, a person, a label).
+NAME_QUALIFIERS = frozenset({
+    "repo", "org", "user", "author", "assignee", "label", "mentions", "involves", "commenter",
+    "review-requested", "reviewed-by", "milestone", "project", "team"})
+#: The values GitHub's issue search knows for `is:`.
+IS_VALUES = frozenset({"open", "closed", "merged", "unmerged", "pr", "issue", "draft",
+                       "locked", "unlocked", "public", "private", "archived", "queued"})
+_TYPE_TERMS = frozenset({"is:pr", "is:issue", "type:pr", "type:issue"})
+_STATE_TERMS = frozenset({"is:open", "is:closed", "is:merged", "is:unmerged", "state:open",
+                          "state:closed"})
+_ITEMS = r"(?:issues?|bugs?|tickets?|pull\s+requests?|prs?)\b"
+_ISSUES = re.compile(r"\b(?:issues?|bugs?|tickets?)\b", re.IGNORECASE)
+_PULLS = re.compile(r"\b(?:pull\s+requests?|prs?)\b", re.IGNORECASE)
+#: "open issues", "closed pull requests", "merged PRs": the state a person asked for.
+_STATE = re.compile(rf"\b(?P<state>open|closed|merged)\s+(?:[\w-]+\s+)?{_ITEMS}",
+                    re.IGNORECASE)
+#: A repository as people write it: owner/name.
+_REPO = re.compile(r"(?<![\w./-])[\w.-]+/[\w.-]+(?<!\.)(?![\w/-])")
+#: A term: `key:"quoted value"`, a quoted phrase, or a word.
+_TERM = re.compile(r'[\w-]+:"[^"]*"|"[^"]*"|\S+')
+
+
+def _said(value: str, texts: Sequence[str], *, stem: bool = False) -> bool:
+    """Whether a person's text has `value` as a whole word (with `stem`, also with another
+    ending: "timeouts" for "timeout")."""
+    value = value.strip('"').lower()
+    if not value:
+        return False
+    if stem and len(value) > 4:
+        pattern = rf"(?<![\w-]){re.escape(value[:max(4, len(value) - 2)])}\w*(?![\w-])"
+    else:
+        pattern = rf"(?<![\w-]){re.escape(value)}(?![\w-])"
+    return any(re.search(pattern.replace(r"\ ", r"[\s-]+"), t.lower()) for t in texts)
+
+
+def grounded_query(query: str, texts: Sequence[str], question: str) -> str:
+    """`query` with the terms the people's `texts` do not support removed or mended, typed
+    by the `question`'s words (issues or pull requests)."""
+    kept: list[str] = []
+    orgs: list[str] = []
+    for term in _TERM.findall(query):
+        key, colon, value = term.partition(":")
+        key = key.lower()
+        if not colon or term.startswith('"'):
+            if _said(term, texts, stem=True):
+                kept.append(term)
+        elif key == "is" and value.lower() not in IS_VALUES:
+            if _said(value, texts, stem=True):
+                kept.append(f"label:{value}")
+        elif key not in NAME_QUALIFIERS or _said(value, texts):
+            kept.append(term)
+        elif key == "repo" and "/" in value and _said(value.split("/")[0], texts):
+            named = set(_REPO.findall(question))
+            orgs.append(f"repo:{named.pop()}" if len(named) == 1
+                        else f"org:{value.split('/')[0]}")
+    if orgs and not any(t.split(":")[0].lower() in ("repo", "org", "user") for t in kept):
+        kept.insert(0, orgs[0])
+    if not kept:
+        return query
+    terms = {t.lower() for t in kept}
+    issues, pulls = bool(_ISSUES.search(question)), bool(_PULLS.search(question))
+    if not _TYPE_TERMS & terms and issues != pulls:
+        kept.append("is:issue" if issues else "is:pr")
+    states = {m.group("state").lower() for m in _STATE.finditer(question)}
+    if not _STATE_TERMS & terms and len(states) == 1:
+        kept.append(f"is:{states.pop()}")
+    return " ".join(kept)
+
+
+def _people(messages: Sequence[BaseMessage]) -> list[str]:
+    return [message_text(m) for m in messages if isinstance(m, HumanMessage)]
+
+
+class GroundedSearchQueryMiddleware(RequestRewriteMiddleware):
+    """Revises the model's `search_issues` queries to the people's words (`grounded_query`)
+    and reports each revision as a grounding action."""
+
+    def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
+        final = final_message(response)
+        if final is None or not final.tool_calls:
+            return response
+        texts, question = _people(request.messages), newest_question(request.messages)
+        calls, revised = [], []
+        for call in final.tool_calls:
+            query = call["args"].get("query")
+            if call["name"] == SEARCH_TOOL and isinstance(query, str):
+                better = grounded_query(query, texts, question)
+                if better != query:
+                    revised.append(f"'{query}' -> '{better}'")
+                    call = {**call, "args": {**call["args"], "query": better}}
+            calls.append(call)
+        if not revised:
+            return response
+        report(ContextAction("grounding", "search query held to the person's words: "
+                             + "; ".join(revised), "grounded_ids",
+                             {"arguments": len(revised)}))
+        return with_final(response, tool_calls=calls)
