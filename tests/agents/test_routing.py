@@ -10,6 +10,7 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.agents.factory import AgentFactory
+from pilothouse.agents.question_parts import names_resource
 from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter, workspace_packages
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
@@ -61,6 +62,11 @@ def test_a_question_names_the_agents_of_its_domain_words() -> None:
     assert router.agents_for("hello there") == []
     # Whole words only: "approval" is not "app", "print" is not "pr".
     assert router.agents_for("print the approval rules") == []
+    # "run" is a command's verb, not what a cluster does with its apps.
+    assert router.agents_for("run the linter") == ["devops"]
+    assert router.agents_for("How many apps does kind-ledger-1 run?") == ["argocd"]
+    # A common hyphenated word names no resource.
+    assert not names_resource("who is on-call tonight?")
 
 
 async def test_the_first_call_sees_only_the_named_agents_and_later_calls_see_all(

@@ -95,9 +95,15 @@ def workspace_packages(root: Path, taken: Collection[str] = ()) -> tuple[str, ..
                         and len(n) > 2))
 
 
+#: Domain words that name the domain only in one use. "run" is a command's verb ("run the
+#: tests", "run `ls`"), not what an app or a cluster does: "how many applications does it
+#: run?" sent a recalled wall of text to the DevOps agent as a 12-step plan (measured).
+_WORD_USES = {"run": r"run(?=\s+(?!on\b|in\b|at\b|for\b)[\w`'\"./-])"}
+
+
 def _pattern(words: Sequence[str]) -> re.Pattern[str]:
-    alternatives = sorted((re.escape(w).replace(r"\ ", r"\s+") for w in words), key=len,
-                          reverse=True)
+    alternatives = sorted((_WORD_USES.get(w) or re.escape(w).replace(r"\ ", r"\s+")
+                           for w in words), key=len, reverse=True)
     return re.compile(r"(?<![\w-])(?:" + "|".join(alternatives) + r")(?![\w-])", re.IGNORECASE)
 
 
