@@ -40,7 +40,8 @@ _NOT_NAMES = frozenset({
     "out-of-sync", "in-sync", "auto-sync", "self-heal", "dry-run", "read-only", "up-to-date",
     "roll-back", "rolled-back", "follow-up", "step-by-step", "built-in", "re-run", "re-sync",
     "set-up", "pull-request", "pull-requests", "e-mail", "well-known", "non-prod", "on-call",
-    "opt-in", "opt-out", "sign-off", "roll-out", "check-in", "end-to-end", "long-running"})
+    "opt-in", "opt-out", "sign-off", "roll-out", "check-in", "end-to-end", "long-running",
+    "heads-up"})
 
 
 def is_name(word: str) -> bool:

@@ -20,6 +20,7 @@ from langgraph.types import interrupt
 from pydantic import BaseModel, Field
 
 from pilothouse.agents.passthrough import ANOTHER_APPROVAL, AskResult, SingleAnswerMiddleware
+from pilothouse.agents.recall import RecallMiddleware
 from pilothouse.agents.routing import (
     DOMAIN_WORDS,
     DomainRouter,
@@ -169,7 +170,8 @@ def supervisor_toolkit(
         taken = [w for words in domains.values() for w in words]
         domains["devops"] = (*domains["devops"], *workspace_packages(workspace, taken))
     router = DomainRouter(domains)
-    routing = [RoutingHintMiddleware(router), SingleAnswerMiddleware()] if tools else []
+    routing = [RoutingHintMiddleware(router), SingleAnswerMiddleware(), RecallMiddleware()] \
+        if tools else []
     return Toolkit(
         name=SUPERVISOR, prompt=supervisor_prompt(agents), tools=list(tools),
         extra_middleware=list(routing),

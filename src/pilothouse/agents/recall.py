@@ -1,0 +1,80 @@
+"""An agent asked about something the person said earlier is given the words they said.
+
+A specialist sees only the supervisor's question, never the conversation. Measured with
+`pilothouse eval` on the local model: eighteen exchanges after a person named the one pull
+request allowed through a change freeze, "who authored the pull request I said is allowed
+through the freeze?" reached the GitHub agent as just that (no number, no repository); it
+listed a page of another repository's pull requests. The model resolves "it" often; a
+reference to earlier words ("I said", "I mentioned", "at the start") it passed on as said.
+
+So when the supervisor's question to an agent points back at earlier words, code finds the
+person's earlier sentences (the conversation's summary included) that share the most words
+with it and carry a name or a number, and adds them to the question, quoted. The agent's
+grounding then treats those names as the person's: they are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain_core.messages import BaseMessage, HumanMessage
+
+from pilothouse.agents.question_parts import names_resource
+from pilothouse.context.relevance import terms
+from pilothouse.context.rewrite import RequestRewriteMiddleware, final_message, with_final
+from pilothouse.models.tokens import message_text, turn_start
+
+#: Words that point back at what the person said before.
+POINTS_BACK = re.compile(
+    r"\bI\s+(?:said|mentioned|named|gave(?:\s+you)?|told\s+you|noted|pasted|shared)\b|"
+    r"\b(?:earlier|at\s+the\s+(?:very\s+)?(?:start|beginning)|my\s+first\s+message|"
+    r"(?:we|you)\s+(?:discussed|noted|talked\s+about))\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_NUMBER = re.compile(r"(?<![\w.-])#?\d+(?![\w-])")
+#: Earlier sentences added at most (the agent's question stays short).
+RECALLED = 2
+_NOTE = "\n\n(What the person said earlier, which the question refers to: {quotes})"
+
+
+def recalled(question: str, earlier: Sequence[str], limit: int = RECALLED) -> list[str]:
+    """The sentences of `earlier` (the person's words, oldest first) that `question` most
+    likely points back at: sharing most of its words, with a name or a number."""
+    wanted = set(terms(question))
+    scored: list[tuple[int, int, str]] = []
+    for text in earlier:
+        for sentence in _SENTENCE.split(text):
+            sentence = sentence.strip()
+            if not (names_resource(sentence) or _NUMBER.search(sentence)):
+                continue
+            shared = len(wanted & set(terms(sentence)))
+            if shared:
+                scored.append((-shared, len(scored), sentence))
+    return [sentence for *_, sentence in sorted(scored)[:limit]]
+
+
+class RecallMiddleware(RequestRewriteMiddleware):
+    """Adds the person's earlier words to a question for an agent that points back at them."""
+
+    def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
+        final = final_message(response)
+        if final is None or not final.tool_calls:
+            return response
+        earlier = _earlier_words(request.messages)
+        calls, changed = [], False
+        for call in final.tool_calls:
+            question = call["args"].get("question")
+            if isinstance(question, str) and POINTS_BACK.search(question):
+                quotes = recalled(question, earlier)
+                if quotes:
+                    question += _NOTE.format(quotes=" ".join(f'"{q}"' for q in quotes))
+                    call, changed = {**call, "args": {**call["args"], "question": question}}, True
+            calls.append(call)
+        return with_final(response, tool_calls=calls) if changed else response
+
+
+def _earlier_words(messages: Sequence[BaseMessage]) -> list[str]:
+    """The person's messages before this turn (a summary of older ones is one of them)."""
+    start = turn_start(messages)
+    return [message_text(m) for m in messages[:max(start, 0)] if isinstance(m, HumanMessage)]
