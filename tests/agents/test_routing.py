@@ -153,9 +153,12 @@ async def test_a_question_naming_two_domains_asks_both_agents_one_after_the_othe
     [request] = setup.chat_model.requests  # type: ignore[attr-defined]
     assert request.tool_choice == "none"
     asked = [(name, args["question"]) for name, args in await calls_made(supervisor, "r-3")]
-    # "its" names nothing without the first clause: the GitHub agent gets the whole question.
+    # "its" names nothing without the first clause: the GitHub agent gets the whole question,
+    # and what the Argo CD agent answered.
     assert asked == [("ask_argocd", "Is payments-api Degraded"),
-                     ("ask_github", "Is payments-api Degraded, and is its CI workflow failing?")]
+                     ("ask_github", "Is payments-api Degraded, and is its CI workflow failing?"
+                      "\n\n(What the other agents answered, which the question refers to:\n"
+                      "argocd answered.)")]
     assert [e.text for e in events if isinstance(e, Answer)] == [
         "payments-api is Degraded and its CI fails.\n\nargocd answered.\n\ngithub answered."]
 

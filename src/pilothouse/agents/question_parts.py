@@ -60,6 +60,11 @@ def names_resource(question: str) -> bool:
     return bool(resource_names(question))
 
 
+def points_elsewhere(part: str) -> bool:
+    """Whether `part` of a question says "it", "its", "their": what another part named."""
+    return bool(_PRONOUN.search(part))
+
+
 def clauses(question: str) -> list[str]:
     """`question` cut where a new request starts, each clause without its joining word."""
     parts = (_LEADING.sub("", p.strip(" ,")) for p in _BOUNDARY.split(question))
@@ -81,6 +86,6 @@ def split_by_agent(question: str, agents: Sequence[str],
         alone = [t for t, o in zip(texts, owners, strict=True) if o == {agent}]
         shared = [t for t, o in zip(texts, owners, strict=True) if agent in o]
         part = " ".join(alone or shared)
-        dangling = _PRONOUN.search(part) and not names_resource(part)
+        dangling = points_elsewhere(part) and not names_resource(part)
         parts[agent] = question if not part or dangling else part
     return parts

@@ -19,7 +19,7 @@ from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from pilothouse.agents.passthrough import awaits_approval
-from pilothouse.agents.question_parts import names_resource, split_by_agent
+from pilothouse.agents.question_parts import names_resource, points_elsewhere, split_by_agent
 from pilothouse.context.rewrite import RequestRewriteMiddleware, calling, question_text
 from pilothouse.models.tokens import turn_messages, turn_start
 from pilothouse.runtime.answer_views import shown_text
@@ -110,6 +110,24 @@ def _pattern(words: Sequence[str]) -> re.Pattern[str]:
 def _first_question(messages: Sequence[BaseMessage]) -> bool:
     """Whether the conversation so far is its first question (and this turn's work)."""
     return sum(isinstance(m, HumanMessage) for m in messages) == 1
+
+
+#: How much of each earlier agent's answer a dependent part carries.
+_ANSWER_CHARS = 1_500
+
+
+def with_answers_so_far(question: str, messages: Sequence[BaseMessage]) -> str:
+    """`question` (a part saying "its") with the answers of the agents asked before it this
+    turn. Measured: "what changed before <app> went Degraded, with the pull requests between
+    its last two deploys" reached the GitHub agent without the deploys Argo CD had just shown;
+    it compared two commits it made up."""
+    answers = [shown_text(m)[:_ANSWER_CHARS] for m in turn_messages(messages)
+               if isinstance(m, ToolMessage) and (m.name or "").startswith("ask_")
+               and m.status != "error"]
+    if not answers:
+        return question
+    return question + "\n\n(What the other agents answered, which the question refers to:\n" \
+        + "\n\n".join(answers) + ")"
 
 
 class DomainRouter:
@@ -208,6 +226,8 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
             parts = split_by_agent(question, named, self.router.agents_for)
             agent = next((a for a in named if f"ask_{a}" not in asked), None)
             question = parts[agent] if agent else question
+            if agent and points_elsewhere(question):
+                question = with_answers_so_far(question, messages)
         elif asked:
             return None
         else:
