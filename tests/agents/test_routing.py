@@ -267,3 +267,24 @@ async def test_a_question_naming_a_workspace_package_goes_to_devops(
                                     "How does shopcart compute taxes?")
 
     assert answers == ["devops answered."]
+
+
+async def test_a_follow_up_about_the_items_an_agent_listed_goes_to_that_agent(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+) -> None:
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
+    github_setup = scripted_setup(["Runs 7 and 9 failed.", "Run 9's log ends in a lint error."])
+    agents = [InProcessSubAgent("github", "GitHub.", specialist(settings, github_setup,
+                                                                 "github"))]
+    setup = scripted_setup(["I cannot tell which one you mean."])
+    supervisor = supervisor_over(settings, setup, agents)
+    conversation = Conversation(supervisor.graph, "items")
+
+    await collect_answers(conversation, "List the failed workflow runs of octo/ledger")
+    # No domain word; "the newest of those" is one of the runs the GitHub agent listed.
+    assert await collect_answers(conversation, "Show me the log tail of the newest of those") \
+        == ["Run 9's log ends in a lint error."]
+    assert setup.chat_model.requests == []  # type: ignore[attr-defined]
+    # A question about nothing listed stays with the supervisor's model.
+    assert await collect_answers(conversation, "what did I ask first?") == [
+        "I cannot tell which one you mean."]

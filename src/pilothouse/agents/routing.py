@@ -53,6 +53,12 @@ _PAGE_REQUEST = re.compile(
     r"|two|three|four|five|ten|twenty|few|batch)|(?:show|list|give\s+me)\s+more|the\s+rest)"
     r"(?![\w-])", re.IGNORECASE)
 _PAGED_ANSWER = re.compile(r"\bPAGE \d+ of \d+\b")
+#: A follow-up about the items an agent just listed ("the newest of those failed runs", "which
+#: of them ..."): measured, the local supervisor answered one itself, with an empty log tail.
+_ITEMS_SHOWN = re.compile(
+    r"(?<![\w-])(?:(?:of|from|among|in)\s+(?:those|these|them|that\s+list)|"
+    r"(?:the\s+)?(?:newest|latest|oldest|first|second|third|last|top)\s+(?:one|of\s+(?:those|"
+    r"these|them)))(?![\w-])", re.IGNORECASE)
 
 #: Package names too common to say a question is about this codebase.
 _GENERIC_PACKAGES = frozenset({
@@ -194,15 +200,19 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
             return request.override(tool_choice="none")
         return request
 
-    def _paged_agent(self, request: ModelRequest) -> str | None:
-        """The agent whose newest answer before this turn was a page, when the question names
-        no agent and asks for another page."""
-        if self._named(request) or not _PAGE_REQUEST.search(question_text(request)):
+    def _follow_up_agent(self, request: ModelRequest) -> str | None:
+        """The agent whose answer the question follows up, when it names no agent: another
+        page of a paged answer, or one of the items the answer listed."""
+        question = question_text(request)
+        if self._named(request):
+            return None
+        paging = bool(_PAGE_REQUEST.search(question))
+        if not paging and not _ITEMS_SHOWN.search(question):
             return None
         earlier = request.messages[:max(turn_start(request.messages), 0)]
         answer = next((m for m in reversed(earlier) if isinstance(m, ToolMessage)
                        and (m.name or "").startswith("ask_")), None)
-        if answer is None or not _PAGED_ANSWER.search(shown_text(answer) or ""):
+        if answer is None or (paging and not _PAGED_ANSWER.search(shown_text(answer) or "")):
             return None
         return (answer.name or "").removeprefix("ask_")
 
@@ -212,10 +222,11 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
 
         Three questions decide it: a conversation's first question naming one agent (asked
         in the person's words); a first question naming several (each asked its own part, in
-        turn: `question_parts`); and a request for another page of what an agent showed (that
-        agent keeps the conversation of its own tool calls, so it knows which listing to
-        page). A model call would decide nothing and cost seconds of the answer (measured:
-        ~5 s to read the supervisor's prompt and write the call on two cores).
+        turn: `question_parts`); and a follow-up naming no agent that asks for another page
+        of what an agent showed, or about one of the items it listed (that agent keeps the
+        conversation of its own tool calls, so it knows which listing is meant). A model
+        call would decide nothing and cost seconds of the answer (measured: ~5 s to read the
+        supervisor's prompt and write the call on two cores).
         """
         messages = request.messages
         offered = {getattr(t, "name", None) for t in request.tools}
@@ -232,7 +243,7 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
             return None
         else:
             agent = named[0] if _first_question(messages) and named \
-                else self._paged_agent(request)
+                else self._follow_up_agent(request)
         if agent is None or f"ask_{agent}" not in offered:
             return None
         return calling(f"ask_{agent}", {"question": question})
