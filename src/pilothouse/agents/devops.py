@@ -108,6 +108,7 @@ async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
             extra_middleware=[ExpansionMiddleware(IndexLookup(tools)),
                               ToolChoiceMiddleware(ANSWERING_TOOLS), *gate.outside,
                               GroundedArgsMiddleware({}, names=GROUNDED_NAMES),
-                              *tool_hints(settings, DEVOPS_HINTS, SpelledCommandMiddleware())],
+                              *tool_hints(settings, DEVOPS_HINTS,
+                                          spelled=[SpelledCommandMiddleware()])],
             planning=True,
         )

@@ -69,8 +69,8 @@ class ToolHintMiddleware(RequestRewriteMiddleware):
         return request.override(tools=offered, tool_choice="required")
 
 
-def tool_hints(settings: Settings, hints: Sequence[ToolHint],
-               *spelled: RequestRewriteMiddleware) -> list[RequestRewriteMiddleware]:
+def tool_hints(settings: Settings, hints: Sequence[ToolHint], *,
+               spelled: Sequence[RequestRewriteMiddleware] = ()) -> list[RequestRewriteMiddleware]:
     """The hint layers of an agent (`spelled`: those that act on a spelled request first), or
     none when the `tool_hints` layer is off (the ablation run)."""
     if not settings.layer_enabled("tool_hints"):
