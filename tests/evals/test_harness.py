@@ -21,6 +21,7 @@ from pilothouse.evals.harness import RunOptions, run_evaluation
 from pilothouse.evals.judge import Judge
 from pilothouse.evals.oracle_model import OracleChatModel, OracleTurn
 from pilothouse.evals.report import load_results, markdown_report
+from pilothouse.evals.report import main as report_main
 from pilothouse.evals.runner import CaseResult
 from pilothouse.models.registry import setup_model
 from pilothouse.models.tokens import TokenCounter, tiktoken_counter
@@ -149,3 +150,18 @@ def test_a_model_that_fails_or_does_nothing_fails_every_case_that_asks_for_somet
                for c in r.checks if c.name == "judge")
     assert len(judge.requests) == len(sample)
     assert sample[0].turns[0].ask in str(judge.requests[0].messages[-1].content)
+
+
+def test_the_report_command_explains_itself_and_refuses_what_is_not_a_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as helped:
+        report_main(["--help"])
+    assert helped.value.code == 0 and "REPORT.json" in capsys.readouterr().out
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    for argv, says in (([str(tmp_path / "missing.json")], "no such report"),
+                       ([str(broken)], "not a `pilothouse eval` report")):
+        with pytest.raises(SystemExit) as refused:
+            report_main(argv)
+        assert refused.value.code == 2 and says in capsys.readouterr().err

@@ -148,12 +148,22 @@ def load_results(paths: Sequence[Path]) -> list[CaseResult]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """`python -m pilothouse.evals.report REPORT.json...`: the reports as one Markdown table."""
-    import sys
+    import argparse
 
-    paths = [Path(a) for a in (sys.argv[1:] if argv is None else argv)]
-    if not paths:
-        raise SystemExit("usage: python -m pilothouse.evals.report REPORT.json [MORE.json ...]")
-    results = load_results(paths)
+    parser = argparse.ArgumentParser(
+        prog="python -m pilothouse.evals.report",
+        description="Print `pilothouse eval` JSON reports as one Markdown table per category "
+                    "(a case in several reports counts once, as the last report has it).")
+    parser.add_argument("reports", nargs="+", type=Path, metavar="REPORT.json")
+    paths: list[Path] = parser.parse_args(argv).reports
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        parser.error(f"no such report: {', '.join(missing)} (write one with "
+                     "`pilothouse eval --report FILE`)")
+    try:
+        results = load_results(paths)
+    except (ValueError, KeyError, TypeError) as error:  # JSONDecodeError is a ValueError
+        parser.error(f"not a `pilothouse eval` report ({type(error).__name__}: {error})")
     print(markdown_report(report_document(results, {})))
 
 
