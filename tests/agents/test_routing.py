@@ -157,8 +157,8 @@ async def test_a_question_naming_two_domains_asks_both_agents_one_after_the_othe
     # and what the Argo CD agent answered.
     assert asked == [("ask_argocd", "Is payments-api Degraded"),
                      ("ask_github", "Is payments-api Degraded, and is its CI workflow failing?"
-                      "\n\n(What the other agents answered, which the question refers to:\n"
-                      "argocd answered.)")]
+                      f"{TURN_NOTE}What the other agents answered, which the question refers "
+                      "to:\nargocd answered.")]
     assert [e.text for e in events if isinstance(e, Answer)] == [
         "payments-api is Degraded and its CI fails.\n\nargocd answered.\n\ngithub answered."]
 

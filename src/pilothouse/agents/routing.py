@@ -20,7 +20,12 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from pilothouse.agents.passthrough import awaits_approval
 from pilothouse.agents.question_parts import names_resource, points_elsewhere, split_by_agent
-from pilothouse.context.rewrite import RequestRewriteMiddleware, calling, question_text
+from pilothouse.context.rewrite import (
+    TURN_NOTE,
+    RequestRewriteMiddleware,
+    calling,
+    question_text,
+)
 from pilothouse.models.tokens import turn_messages, turn_start
 from pilothouse.runtime.answer_views import shown_text
 
@@ -132,8 +137,10 @@ def with_answers_so_far(question: str, messages: Sequence[BaseMessage]) -> str:
                and m.status != "error"]
     if not answers:
         return question
-    return question + "\n\n(What the other agents answered, which the question refers to:\n" \
-        + "\n\n".join(answers) + ")"
+    # A note, not the question: what reads the person's words (tool hints, grounding of a
+    # subject) must not take an answer's "#34" for the pull request asked about.
+    return question + TURN_NOTE + "What the other agents answered, which the question " \
+        "refers to:\n" + "\n\n".join(answers)
 
 
 class DomainRouter:
