@@ -65,6 +65,11 @@ def test_a_question_names_the_agents_of_its_domain_words() -> None:
     # "run" is a command's verb, not what a cluster does with its apps.
     assert router.agents_for("run the linter") == ["devops"]
     assert router.agents_for("How many apps does kind-ledger-1 run?") == ["argocd"]
+    # A file named by its path is the DevOps agent's, when no other domain is named.
+    assert router.agents_for("Show me charts/api/values.yaml: which port does it use?") == [
+        "devops"]
+    assert router.agents_for("What did PR 12 of octo/ledger change in setup.cfg?") == [
+        "github"]
     # A common hyphenated word names no resource.
     assert not names_resource("who is on-call tonight?")
 
@@ -153,12 +158,9 @@ async def test_a_question_naming_two_domains_asks_both_agents_one_after_the_othe
     [request] = setup.chat_model.requests  # type: ignore[attr-defined]
     assert request.tool_choice == "none"
     asked = [(name, args["question"]) for name, args in await calls_made(supervisor, "r-3")]
-    # "its" names nothing without the first clause: the GitHub agent gets the whole question,
-    # and what the Argo CD agent answered.
+    # "its" names nothing without the first clause: the GitHub agent gets the whole question.
     assert asked == [("ask_argocd", "Is payments-api Degraded"),
-                     ("ask_github", "Is payments-api Degraded, and is its CI workflow failing?"
-                      f"{TURN_NOTE}What the other agents answered, which the question refers "
-                      "to:\nargocd answered.")]
+                     ("ask_github", "Is payments-api Degraded, and is its CI workflow failing?")]
     assert [e.text for e in events if isinstance(e, Answer)] == [
         "payments-api is Degraded and its CI fails.\n\nargocd answered.\n\ngithub answered."]
 
@@ -288,3 +290,19 @@ async def test_a_follow_up_about_the_items_an_agent_listed_goes_to_that_agent(
     # A question about nothing listed stays with the supervisor's model.
     assert await collect_answers(conversation, "what did I ask first?") == [
         "I cannot tell which one you mean."]
+
+
+async def test_a_clause_that_says_its_carries_what_the_agents_before_it_answered(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+) -> None:
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
+    supervisor = supervisor_over(settings, scripted_setup(["Both answered."]),
+                                 answering_agents(settings, scripted_setup))
+
+    await collect_answers(Conversation(supervisor.graph, "its"), "Is ledger-api-qa Degraded, "
+                          "and which PRs of octo/ledger touched its chart?")
+
+    asked = [args["question"] for _, args in await calls_made(supervisor, "its")]
+    assert asked == ["Is ledger-api-qa Degraded",
+                     f"which PRs of octo/ledger touched its chart?{TURN_NOTE}What the other "
+                     "agents answered, which the question refers to:\nargocd answered."]

@@ -20,6 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from pilothouse.agents.passthrough import awaits_approval
 from pilothouse.agents.question_parts import names_resource, points_elsewhere, split_by_agent
+from pilothouse.agents.shell_intent import FILE_PATH
 from pilothouse.context.rewrite import (
     TURN_NOTE,
     RequestRewriteMiddleware,
@@ -144,14 +145,20 @@ def with_answers_so_far(question: str, messages: Sequence[BaseMessage]) -> str:
 
 
 class DomainRouter:
-    """Which agents a question names, by the words of each agent's domain."""
+    """Which agents a question names, by the words of each agent's domain; a question naming
+    no domain but a file by its path ("deploy/k8s/deployment.yaml") names the DevOps agent,
+    which reads files (measured: "show me <that file>: which image does it run?" went to
+    Argo CD, which took "deploy/k8s" for an application)."""
 
     def __init__(self, domains: Mapping[str, Sequence[str]]) -> None:
         self.patterns = {agent: _pattern(words) for agent, words in domains.items() if words}
 
     def agents_for(self, question: str) -> list[str]:
         """The agents whose domain words occur in `question` (empty: none is named)."""
-        return [agent for agent, pattern in self.patterns.items() if pattern.search(question)]
+        named = [agent for agent, pattern in self.patterns.items() if pattern.search(question)]
+        if not named and "devops" in self.patterns and FILE_PATH.search(question):
+            return ["devops"]
+        return named
 
 
 class RoutingHintMiddleware(RequestRewriteMiddleware):
@@ -243,9 +250,12 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         if _first_question(messages) and len(named) > 1:
             parts = split_by_agent(question, named, self.router.agents_for)
             agent = next((a for a in named if f"ask_{a}" not in asked), None)
-            question = parts[agent] if agent else question
-            if agent and points_elsewhere(question):
-                question = with_answers_so_far(question, messages)
+            part = parts[agent] if agent else question
+            # A clause of the question that says "its" needs what the clauses before it
+            # found; the whole question (a plan that says "plan it first") needs no more.
+            if agent and part != question and points_elsewhere(part):
+                part = with_answers_so_far(part, messages)
+            question = part
         elif asked:
             return None
         else:

@@ -65,6 +65,8 @@ _RUN_PROGRAM = re.compile(
 #: A file's name or path: a word with a known extension, or a path with a folder.
 _FILE = (r"(?:[\w.-]+/)*[\w.-]+\.(?:ya?ml|json|toml|md|txt|cfg|ini|conf|py|sh|js|ts|go|env|"
          r"lock|sql|tf|xml|csv|log)\b|\.env\b|(?:[\w.-]+/)*(?:Dockerfile|Makefile)\b")
+#: A file a question names by its path or extension ("deploy/k8s/deployment.yaml").
+FILE_PATH = re.compile(rf"(?<![\w/.-])(?:{_FILE})", re.IGNORECASE)
 _SHOW_FILE = re.compile(
     r"\b(?:show|print|read|open|display|view|dump|output)\b(?:\s+me)?(?:\s+the)?"
     r"(?:\s+(?P<part>top|head|beginning|start|end|bottom|tail|contents?|text|"
