@@ -306,3 +306,30 @@ async def test_a_clause_that_says_its_carries_what_the_agents_before_it_answered
     assert asked == ["Is ledger-api-qa Degraded",
                      f"which PRs of octo/ledger touched its chart?{TURN_NOTE}What the other "
                      "agents answered, which the question refers to:\nargocd answered."]
+
+
+RELEASE_NOTE = ("Heads-up: the ledger release is blocked until Thursday. The only fix allowed "
+                "in is PR 77 in octo/ledger, the rounding fix. Thanks!")
+
+
+async def test_an_agent_asked_about_earlier_words_gets_them_with_its_question(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+) -> None:
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
+    github_setup = scripted_setup(["Noted.", "kim wrote it."])
+    agents = [InProcessSubAgent("github", "GitHub.", specialist(settings, github_setup,
+                                                                 "github"))]
+    # The first turn goes to the agent without the model; the second is the model's words.
+    setup = scripted_setup([tool_call("ask_github",
+                                      question="Who wrote the pull request I said is allowed in?"),
+                            "kim wrote it."])
+    supervisor = supervisor_over(settings, setup, agents)
+    conversation = Conversation(supervisor.graph, "recall")
+    await collect_answers(conversation, RELEASE_NOTE + " Which pull requests are open there?")
+    await collect_answers(conversation, "Who wrote the pull request I said is allowed in?")
+
+    asked = str(github_setup.chat_model.requests[-1].messages[-1].content)  # type: ignore[attr-defined]
+    assert asked.split(TURN_NOTE)[0] == (
+        "Who wrote the pull request I said is allowed in?\n\n(What the person said earlier, "
+        'which the question refers to: "The only fix allowed in is PR 77 in octo/ledger, the '
+        'rounding fix.")')
