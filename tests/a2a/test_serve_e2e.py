@@ -206,7 +206,7 @@ async def test_a_client_that_disconnects_cancels_the_run_and_is_logged_once(
     async with cluster(tmp_path, model, argocd, github) as c:
         agent = await c.process("argocd").ready()
         async with a2a_client(agent.agent_url("argocd")) as client:
-            request = SendMessageRequest(message=user_message("SLOW-ARGO apps please"))
+            request = SendMessageRequest(message=user_message("SLOW-ARGO: list the apps, please"))
             task_id = ""
             async with aclosing(client.send_message(request)) as events:
                 async for event in events:

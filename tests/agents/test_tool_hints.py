@@ -46,6 +46,7 @@ def test_argocd_words_name_their_tool(question: str, tool: str) -> None:
     "list the applications of team ledger-core with failing health",  # many apps
     "Are there out-of-sync apps in staging?",          # a hyphenated word, not a name
     "check the apps of ledger-core",                   # many apps, no name before "apps"
+    "which staging apps are degraded?",                # a status filter: the listing's
     "hello",
 ])
 def test_a_question_without_one_named_app_keeps_the_whole_menu(question: str) -> None:

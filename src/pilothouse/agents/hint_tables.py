@@ -21,11 +21,18 @@ _APPS_OF = re.compile(r"(?<![\w/-])([\w/-]+)\s+(?:apps|applications)\b", re.IGNO
 _ENVIRONMENTS = frozenset({"production", "prod", "staging", "stage", "dev", "development",
                            "qa", "uat", "preprod", "sandbox"})
 _PROJECT = re.compile(r"\bprojects?\b", re.IGNORECASE)
+#: "Which production apps are degraded?" filters by a status (a listing's filter, which the
+#: search has not); "are the checkout-web apps healthy?" asks to see them all, with theirs.
+_STATUS_FILTER = re.compile(
+    r"\b(?:which|what|list|show|find|how\s+many)\b.*\b(?:degraded|healthy|unhealthy|"
+    r"progressing|suspended|missing|unknown|out[\s-]*of[\s-]*sync|outofsync|synced|failing)\b",
+    re.IGNORECASE)
 
 
 def _apps_by_name(question: str) -> bool:
-    """Whether `question` asks for the apps of a name or an environment, not a project."""
-    return not _PROJECT.search(question) and any(
+    """Whether `question` asks for the apps of a name or an environment, not a project's and
+    not filtered by a status."""
+    return not _PROJECT.search(question) and not _STATUS_FILTER.search(question) and any(
         word.lower() in _ENVIRONMENTS or is_name(word) for word in _APPS_OF.findall(question))
 
 
