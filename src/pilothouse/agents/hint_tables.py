@@ -15,14 +15,14 @@ import re
 from pilothouse.agents.question_parts import is_name
 from pilothouse.agents.tool_hints import MANY, ToolHint, words
 
-#: "<name> apps": the apps a name or an environment matches ("the checkout-web apps",
-#: "production applications"), a search; a project's apps are asked for as a project's.
+#: "<name> apps": the apps a name or an environment matches ("the ledger-web apps",
+#: "staging applications"), a search; a project's apps are asked for as a project's.
 _APPS_OF = re.compile(r"(?<![\w/-])([\w/-]+)\s+(?:apps|applications)\b", re.IGNORECASE)
 _ENVIRONMENTS = frozenset({"production", "prod", "staging", "stage", "dev", "development",
                            "qa", "uat", "preprod", "sandbox"})
 _PROJECT = re.compile(r"\bprojects?\b", re.IGNORECASE)
 #: "Which production apps are degraded?" filters by a status (a listing's filter, which the
-#: search has not); "are the checkout-web apps healthy?" asks to see them all, with theirs.
+#: search has not); "are the ledger-web apps all healthy?" asks to see them all, with theirs.
 _STATUS_FILTER = re.compile(
     r"\b(?:which|what|list|show|find|how\s+many)\b.*\b(?:degraded|healthy|unhealthy|"
     r"progressing|suspended|missing|unknown|out[\s-]*of[\s-]*sync|outofsync|synced|failing)\b",

@@ -1,11 +1,11 @@
 """An agent asked about something the person said earlier is given the words they said.
 
 A specialist sees only the supervisor's question, never the conversation. Measured with
-`pilothouse eval` on the local model: eighteen exchanges after a person named the one pull
-request allowed through a change freeze, "who authored the pull request I said is allowed
-through the freeze?" reached the GitHub agent as just that (no number, no repository); it
-listed a page of another repository's pull requests. The model resolves "it" often; a
-reference to earlier words ("I said", "I mentioned", "at the start") it passed on as said.
+`pilothouse eval` on the local model: many exchanges after a person named one pull request
+by number and repository, a question about "the pull request I mentioned" reached the GitHub
+agent with neither; it listed a page of another repository's pull requests. The model
+resolves "it" often; a reference to earlier words ("I said", "I mentioned", "at the start")
+it passed on as said.
 
 So when the supervisor's question to an agent points back at earlier words, code finds the
 person's earlier sentences (the conversation's summary included) that share the most words

@@ -59,8 +59,8 @@ _PAGE_REQUEST = re.compile(
     r"|two|three|four|five|ten|twenty|few|batch)|(?:show|list|give\s+me)\s+more|the\s+rest)"
     r"(?![\w-])", re.IGNORECASE)
 _PAGED_ANSWER = re.compile(r"\bPAGE \d+ of \d+\b")
-#: A follow-up about the items an agent just listed ("the newest of those failed runs", "which
-#: of them ..."): measured, the local supervisor answered one itself, with an empty log tail.
+#: A follow-up about the items an agent just listed ("the oldest of those", "which of
+#: them ..."): measured, the local supervisor answered one itself, with an empty log tail.
 _ITEMS_SHOWN = re.compile(
     r"(?<![\w-])(?:(?:of|from|among|in)\s+(?:those|these|them|that\s+list)|"
     r"(?:the\s+)?(?:newest|latest|oldest|first|second|third|last|top)\s+(?:one|of\s+(?:those|"
@@ -108,8 +108,8 @@ def workspace_packages(root: Path, taken: Collection[str] = ()) -> tuple[str, ..
 
 
 #: Domain words that name the domain only in one use. "run" is a command's verb ("run the
-#: tests", "run `ls`"), not what an app or a cluster does: "how many applications does it
-#: run?" sent a recalled wall of text to the DevOps agent as a 12-step plan (measured).
+#: tests", "run `ls`"), not what an app or a cluster does: a question of how many apps a
+#: cluster runs sent a recalled wall of text to the DevOps agent as a 12-step plan (measured).
 _WORD_USES = {"run": r"run(?=\s+(?!on\b|in\b|at\b|for\b)[\w`'\"./-])"}
 
 
@@ -130,9 +130,9 @@ _ANSWER_CHARS = 1_500
 
 def with_answers_so_far(question: str, messages: Sequence[BaseMessage]) -> str:
     """`question` (a part saying "its") with the answers of the agents asked before it this
-    turn. Measured: "what changed before <app> went Degraded, with the pull requests between
-    its last two deploys" reached the GitHub agent without the deploys Argo CD had just shown;
-    it compared two commits it made up."""
+    turn. Measured: a clause asking for the pull requests between an app's recent deploys
+    reached the GitHub agent without the deploys Argo CD had just shown; it compared two
+    commits it made up."""
     answers = [shown_text(m)[:_ANSWER_CHARS] for m in turn_messages(messages)
                if isinstance(m, ToolMessage) and (m.name or "").startswith("ask_")
                and m.status != "error"]

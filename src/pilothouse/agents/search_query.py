@@ -3,11 +3,11 @@
 `agents.grounded_args` holds whole arguments to what was said; a search query is many
 arguments in one string, so it is checked term by term. Measured with `pilothouse eval` on the
 local model:
-- "open issues labelled bug in <repo>" came as `repo:<repo> is:bug` (no such `is:` value: 0
-  results, answered "there are none");
+- a request for a repository's issues with a given label came as `repo:<repo> is:<label>`
+  (no such `is:` value: 0 results, answered "there are none");
 - "open PRs labelled security anywhere in <org>" came as `repo:<org>/infra-live ...`, a few-shot
   example's repository (0 results);
-- "how many open issues does <repo> have" came as `repo:<repo> is:open`, which counts pull
+- a count of a repository's open issues came as `repo:<repo> is:open`, which counts pull
   requests too (79, not 27).
 
 So a name qualifier (`repo:`, `org:`, `author:`, `label:` ...) is kept only when a person said
