@@ -29,14 +29,14 @@ from typing import Any
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages.tool import ToolCall
 
 from pilothouse.agents.question_parts import resource_names
 from pilothouse.context.events import ContextAction, report
 from pilothouse.context.rewrite import (
     RequestRewriteMiddleware,
-    final_message,
     newest_question,
-    with_final,
+    with_revised_calls,
 )
 from pilothouse.models.tokens import message_text
 
@@ -164,22 +164,21 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
         return ids + filters
 
     def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
-        final = final_message(response)
-        if final is None or not final.tool_calls:
-            return response
         dropped: list[str] = []
         changed: list[str] = []
-        calls = []
-        for call in final.tool_calls:
+
+        def revise_call(call: ToolCall) -> ToolCall:
             unsupported = self._unsupported(call, request.messages,
                                             _defaults(request.tools, call["name"]))
-            dropped += [f"{name}={call['args'][name]}" for name in unsupported]
-            kept: dict[str, Any] = {**call, "args": {k: v for k, v in call["args"].items()
-                                                     if k not in unsupported}}
+            dropped.extend(f"{name}={call['args'][name]}" for name in unsupported)
+            kept: ToolCall = {**call, "args": {k: v for k, v in call["args"].items()
+                                               if k not in unsupported}}
             settled = self._settled(kept, request.messages,
                                     misfiltered=any(n in self.filters for n in unsupported))
-            changed += [f"{name}={value}" for name, value in settled.items()]
-            calls.append({**kept, "args": {**kept["args"], **settled}})
+            changed.extend(f"{name}={value}" for name, value in settled.items())
+            return {**kept, "args": {**kept["args"], **settled}}
+
+        response = with_revised_calls(response, revise_call)
         if dropped:
             report(ContextAction("grounding", f"dropped {', '.join(dropped)} from a tool call: "
                                  "nobody gave or asked for it", "grounded_ids",
@@ -187,4 +186,4 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
         if changed:
             report(ContextAction("grounding", f"set {', '.join(changed)} in a tool call, as the "
                                  "person asked", "grounded_ids", {"arguments": len(changed)}))
-        return with_final(response, tool_calls=calls) if dropped or changed else response
+        return response

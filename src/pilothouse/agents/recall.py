@@ -20,10 +20,11 @@ from collections.abc import Sequence
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages.tool import ToolCall
 
 from pilothouse.agents.question_parts import names_resource
 from pilothouse.context.relevance import terms
-from pilothouse.context.rewrite import RequestRewriteMiddleware, final_message, with_final
+from pilothouse.context.rewrite import RequestRewriteMiddleware, with_revised_calls
 from pilothouse.models.tokens import message_text, turn_start
 
 #: Words that point back at what the person said before.
@@ -58,20 +59,19 @@ class RecallMiddleware(RequestRewriteMiddleware):
     """Adds the person's earlier words to a question for an agent that points back at them."""
 
     def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
-        final = final_message(response)
-        if final is None or not final.tool_calls:
-            return response
         earlier = _earlier_words(request.messages)
-        calls, changed = [], False
-        for call in final.tool_calls:
+
+        def revise_call(call: ToolCall) -> ToolCall:
             question = call["args"].get("question")
-            if isinstance(question, str) and POINTS_BACK.search(question):
-                quotes = recalled(question, earlier)
-                if quotes:
-                    question += _NOTE.format(quotes=" ".join(f'"{q}"' for q in quotes))
-                    call, changed = {**call, "args": {**call["args"], "question": question}}, True
-            calls.append(call)
-        return with_final(response, tool_calls=calls) if changed else response
+            if not isinstance(question, str) or not POINTS_BACK.search(question):
+                return call
+            quotes = recalled(question, earlier)
+            if not quotes:
+                return call
+            question += _NOTE.format(quotes=" ".join(f'"{q}"' for q in quotes))
+            return {**call, "args": {**call["args"], "question": question}}
+
+        return with_revised_calls(response, revise_call)
 
 
 def _earlier_words(messages: Sequence[BaseMessage]) -> list[str]:

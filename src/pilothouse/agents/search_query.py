@@ -26,13 +26,14 @@ from collections.abc import Sequence
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages.tool import ToolCall
 
+from pilothouse.agents.question_parts import resource_names
 from pilothouse.context.events import ContextAction, report
 from pilothouse.context.rewrite import (
     RequestRewriteMiddleware,
-    final_message,
     newest_question,
-    with_final,
+    with_revised_calls,
 )
 from pilothouse.models.tokens import message_text
 
@@ -53,8 +54,6 @@ _PULLS = re.compile(r"\b(?:pull\s+requests?|prs?)\b", re.IGNORECASE)
 #: "open issues", "closed pull requests", "merged PRs": the state a person asked for.
 _STATE = re.compile(rf"\b(?P<state>open|closed|merged)\s+(?:[\w-]+\s+)?{_ITEMS}",
                     re.IGNORECASE)
-#: A repository as people write it: owner/name.
-_REPO = re.compile(r"(?<![\w./-])[\w.-]+/[\w.-]+(?<!\.)(?![\w/-])")
 #: A term: `key:"quoted value"`, a quoted phrase, or a word.
 _TERM = re.compile(r'[\w-]+:"[^"]*"|"[^"]*"|\S+')
 
@@ -89,7 +88,7 @@ def grounded_query(query: str, texts: Sequence[str], question: str) -> str:
         elif key not in NAME_QUALIFIERS or _said(value, texts):
             kept.append(term)
         elif key == "repo" and "/" in value and _said(value.split("/")[0], texts):
-            named = set(_REPO.findall(question))
+            named = {name for name in resource_names(question) if "/" in name}
             orgs.append(f"repo:{named.pop()}" if len(named) == 1
                         else f"org:{value.split('/')[0]}")
     if orgs and not any(t.split(":")[0].lower() in ("repo", "org", "user") for t in kept):
@@ -115,22 +114,22 @@ class GroundedSearchQueryMiddleware(RequestRewriteMiddleware):
     and reports each revision as a grounding action."""
 
     def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
-        final = final_message(response)
-        if final is None or not final.tool_calls:
-            return response
         texts, question = _people(request.messages), newest_question(request.messages)
-        calls, revised = [], []
-        for call in final.tool_calls:
+        revised: list[str] = []
+
+        def revise_call(call: ToolCall) -> ToolCall:
             query = call["args"].get("query")
-            if call["name"] == SEARCH_TOOL and isinstance(query, str):
-                better = grounded_query(query, texts, question)
-                if better != query:
-                    revised.append(f"'{query}' -> '{better}'")
-                    call = {**call, "args": {**call["args"], "query": better}}
-            calls.append(call)
-        if not revised:
-            return response
-        report(ContextAction("grounding", "search query held to the person's words: "
-                             + "; ".join(revised), "grounded_ids",
-                             {"arguments": len(revised)}))
-        return with_final(response, tool_calls=calls)
+            if call["name"] != SEARCH_TOOL or not isinstance(query, str):
+                return call
+            better = grounded_query(query, texts, question)
+            if better == query:
+                return call
+            revised.append(f"'{query}' -> '{better}'")
+            return {**call, "args": {**call["args"], "query": better}}
+
+        response = with_revised_calls(response, revise_call)
+        if revised:
+            report(ContextAction("grounding", "search query held to the person's words: "
+                                 + "; ".join(revised), "grounded_ids",
+                                 {"arguments": len(revised)}))
+        return response

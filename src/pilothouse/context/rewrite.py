@@ -9,6 +9,7 @@ from uuid import uuid4
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages.tool import ToolCall
 
 from pilothouse.models.tokens import message_text, turn_start
 
@@ -63,6 +64,17 @@ def with_final(response: ModelResponse, **update: Any) -> ModelResponse:
     rebuilt = response.result[-1].model_copy(update=update)
     return ModelResponse(result=[*response.result[:-1], rebuilt],
                          structured_response=response.structured_response)
+
+
+def with_revised_calls(response: ModelResponse,
+                       revise_call: Callable[[ToolCall], ToolCall]) -> ModelResponse:
+    """`response` with each tool call of its final message passed through `revise_call`
+    (the same response when none changes)."""
+    final = final_message(response)
+    if final is None or not final.tool_calls:
+        return response
+    calls = [revise_call(call) for call in final.tool_calls]
+    return response if calls == final.tool_calls else with_final(response, tool_calls=calls)
 
 
 M = TypeVar("M", bound=BaseMessage)
