@@ -1,15 +1,21 @@
-"""The one redactor: what a credential looks like, and which names hold one.
+"""The one redactor: credentials are known by their values, so all else reads as written.
 
 Everything that leaves the process passes through it: log lines, exported spans, error
-messages, MCP tool results, shell output and `Settings.redacted()`. Three rules:
+messages, MCP tool results (retrieved source code among them), shell output and
+`Settings.redacted()`. A name alone never masks text: source that merely names a secret
+(`secret_key: str | bytes`, `password=password`, `token = get_token()`) comes out unchanged.
+The rules:
 
-- secret *shapes* in any text (GitHub, AWS, JWT and `sk-` keys, `Bearer`/`Basic` credentials,
-  passwords in URLs, PEM private keys, `password=...`-style assignments);
+- secret *shapes* in any text (GitHub, GitLab, Slack, AWS, JWT and `sk-` keys, PEM private
+  keys, `Bearer`/`Basic` credentials, passwords in URLs);
 - secret *values* known at run time (the configured ARGOCD_TOKEN, GITHUB_TOKEN, API keys, the
   environment a shell command must not see), masked wherever they appear, whatever their shape;
-- secret *names* (`GITHUB_TOKEN`, `argocd_password`, `X-Api-Key`, `PILOTHOUSE_API_KEYS`): a
-  field or setting so named is masked whole. Names are matched by word, not by substring, so
-  counts such as `max_output_tokens` or `MAX_CONTEXT_TOKENS` stay readable.
+- *assignments* (`password=...`, `"api_key": "..."`, `TOKEN: ...`): the value is masked when
+  it is a literal holding a credential (`_holds_secret`), never when it is a reference, a
+  template, a placeholder, prose or a number;
+- secret *names* in structured data (`Redactor.field`, `Redactor.scrub`): a field the program
+  itself calls `GITHUB_TOKEN` or `argocd_password` is masked whole. Names are matched by word,
+  not by substring, so counts such as `max_output_tokens` or `MAX_CONTEXT_TOKENS` stay readable.
 
 This module is the bottom layer (it imports nothing from Pilothouse), so tool servers,
 observability, config and the runtime all share it.
@@ -19,27 +25,33 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 MASK = "[REDACTED]"
-#: Known values shorter than this would mask ordinary words ("1", "admin") in every output.
+#: Known values shorter than this would mask ordinary words ("1", "admin") in every output;
+#: an assigned literal this short (`SECRET_KEY = "dev"`) carries no credential worth hiding.
 MIN_SECRET_LENGTH = 6
 
 # -- names ---------------------------------------------------------------------------------
-#: A name holding one of these words anywhere is secret (`AWS_SECRET_ACCESS_KEY`,
-#: `passwordSecretRef`).
+#: A name holding one of these words anywhere always names a secret (`AWS_SECRET_ACCESS_KEY`,
+#: `passwordSecretRef`): whatever literal it is given is one.
 _SECRET_ANYWHERE = frozenset({"password", "passwd", "passphrase", "secret", "secrets",
                               "credential", "credentials"})
 #: A name ending in one of these words is secret (`GITHUB_TOKEN`, `OPENAI_API_KEY`, `admin_keys`)
 #: but `token_count` or `max_output_tokens` is not: plural "tokens" counts, it does not hold.
+#: These words also name dictionary keys, lexer tokens and auth schemes, so only a literal
+#: that looks generated is taken for a credential under them.
 _SECRET_LAST = frozenset({"token", "key", "keys", "apikey", "apikeys", "auth",
                           "authorization", "cookie", "cookies", "dsn"})
-#: Run-together last words (`githubtoken`, `accessToken` lower-cased) ending like a secret.
-_SECRET_ENDINGS = ("token", "password", "passwd", "secret", "apikey")
+#: Run-together last words (`dbpassword`, `accessToken` lower-cased) ending like a secret.
+_ALWAYS_ENDINGS = ("password", "passwd", "secret")
+_CONTEXT_ENDINGS = ("token", "apikey")
 #: Trailing words that qualify the secret before them: `AWS_ACCESS_KEY_ID`, `TOKEN_VALUE`.
 _QUALIFIERS = frozenset({"id", "value", "data", "base", "b64", "base64"})
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SEPARATOR = re.compile(r"[^a-z0-9]+")
+_NOT_SECRET, _CONTEXT, _ALWAYS = 0, 1, 2
 
 
 def _words(name: str) -> list[str]:
@@ -49,17 +61,95 @@ def _words(name: str) -> list[str]:
     return words
 
 
-def is_secret_name(name: str) -> bool:
-    """Whether a setting, variable, header or field called `name` holds a credential."""
+@lru_cache(maxsize=4096)  # every identifier followed by `=` or `:` in an output asks
+def _secret_kind(name: str) -> int:
     words = _words(name)
     if any(w in _SECRET_ANYWHERE for w in words):
-        return True
+        return _ALWAYS
     while len(words) > 1 and words[-1] in _QUALIFIERS:
         words.pop()
     if not words:
-        return False
+        return _NOT_SECRET
     last = words[-1]
-    return last in _SECRET_LAST or last.endswith(_SECRET_ENDINGS)
+    if last.endswith(_ALWAYS_ENDINGS):
+        return _ALWAYS
+    if last in _SECRET_LAST or last.endswith(_CONTEXT_ENDINGS):
+        return _CONTEXT
+    return _NOT_SECRET
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a setting, variable, header or field called `name` holds a credential."""
+    return _secret_kind(name) != _NOT_SECRET
+
+
+# -- values ----------------------------------------------------------------------------------
+#: An identifier or attribute path: in code, a reference to where the secret is kept.
+_REFERENCE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+#: Letters only (a word, a type, a dotted name): as far as its text tells, a label.
+_PLAIN_WORD = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_]+)*")
+#: A count, size or duration (`4096`, `1.5`, `30s`, `8Gi`).
+_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?[A-Za-z]{0,3}")
+#: Filled in later: `{token}`, `${TOKEN}`, `$TOKEN`, `%(password)s`, `%s`, `<api-key>`.
+#: Prose (`"Enter your password"`) has spaces; no credential written in a slot does.
+_TEMPLATE = re.compile(r"[{}\s]|^\$|%\(|%[sdr]|^<.*>$")
+#: What generated credentials are written in: base64, base64url, hex, URL-safe text.
+_TOKEN_ALPHABET = re.compile(r"[A-Za-z0-9+/=_.~:-]+")
+_CODE_PARTS = re.compile(r"[_.]+")
+_LETTER_OR_DIGIT_RUN = re.compile(r"[A-Za-z]+|[0-9]+")
+_ALNUM, _DIGIT, _LOWER, _UPPER = (re.compile(c) for c in ("[A-Za-z0-9]", "[0-9]", "[a-z]", "[A-Z]"))
+_NON_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+
+
+def _is_placeholder(value: str) -> bool:
+    """A template, prose, one repeated character (`********`) or punctuation (`...`)."""
+    return (_TEMPLATE.search(value) is not None or value.count(value[0]) == len(value)
+            or _ALNUM.search(value) is None)
+
+
+def _looks_generated(value: str) -> bool:
+    """Machine-made: letters and digits interleaved (`7f3c9a0e`), or all three kinds at length.
+
+    Words, versions and code names switch between letters and digits at most twice
+    (`sha256`, `k8s-app`, `python3.11`, `Ed25519PrivateKey`); hex digests and random keys
+    many times. A code name is judged by its parts (`pb2_v10.AuthInfo`), and a long run mixing
+    upper, lower and digits is a key unless it is a code name. Only a token alphabet counts:
+    a regular expression or markup is not a credential, however mixed.
+    """
+    if len(value) < 8 or _TOKEN_ALPHABET.fullmatch(value) is None:
+        return False
+    code_name = _REFERENCE.fullmatch(value) is not None
+    parts = _CODE_PARTS.split(value) if code_name else [_NON_ALNUM.sub("", value)]
+    if any(len(_LETTER_OR_DIGIT_RUN.findall(part)) > 3 for part in parts):  # 3 switches
+        return True
+    return (not code_name and len(value) >= 16 and all(
+        kind.search(value) is not None for kind in (_DIGIT, _LOWER, _UPPER)))
+
+
+def _names_a_secret(value: str) -> bool:
+    """Whether `value` says what belongs there (`your-api-key`, `PASSWORD`, `my_token`)."""
+    return any(_secret_kind(word) for word in _words(value))
+
+
+def _holds_secret(value: str, kind: int, *, literal: bool) -> bool:
+    """Whether `value`, written in a slot named as secret of `kind`, is a credential.
+
+    `literal` says the syntax makes it one (a quoted string); bare text may instead be code
+    naming where the secret is kept. What this cannot tell from code is left: a one-word
+    password (`password: letmein` reads like `password: Secret`) and a quoted passphrase with
+    spaces (it reads like a help text). Configured values are masked whatever they look like.
+    """
+    if len(value) < MIN_SECRET_LENGTH or _is_placeholder(value) or _NUMBER.fullmatch(value):
+        return False
+    if _looks_generated(value):
+        return True
+    if kind != _ALWAYS or _names_a_secret(value):
+        return False
+    if literal:
+        return _PLAIN_WORD.fullmatch(value) is None
+    # Bare: a code name is letters (`password`, `newPassword`) or joined by `_`/`.`
+    # (`self.secret_key`, `key_2`); `hunter2` or `correct-horse-battery` is not one.
+    return not (_REFERENCE.fullmatch(value) and (value.isalpha() or "_" in value or "." in value))
 
 
 # -- shapes ---------------------------------------------------------------------------------
@@ -80,35 +170,90 @@ _TOKEN_SHAPES = (
 )
 #: An `Authorization` header's credential, whatever it looks like; the scheme stays.
 _AUTH_HEADER = re.compile(r"(?P<keep>(?i:\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?"
-                          r"(?:bearer|basic|token|digest)[ \t]+))[^\s\"'\\,;]+")
+                          r"(?:bearer|basic|token|digest)[ \t]+))(?P<value>[^\s\"'\\,;]+)")
 #: `Bearer x` / `Basic x` anywhere else: the scheme stays, so the text still reads.
 _AUTH_SCHEME = re.compile(r"(?P<keep>\b(?i:bearer|basic)\s+)(?P<value>[A-Za-z0-9._~+/=-]{8,})")
-#: A lowercase word this short after the scheme is prose ("Basic authentication failed").
-_PROSE_WORD = re.compile(r"[a-z]{8,16}")
+#: Words this short after the scheme are prose ("Basic authentication failed", "HTTP Basic
+#: Authentication.", "basic username/password"); a credential is longer or not a word.
+_PROSE = re.compile(r"[A-Za-z][a-z]{1,15}(?:[/_-][A-Za-z][a-z]{1,15})*[.-]?")
 #: `scheme://user:password@host`: user and host stay. Anchored at the start of the scheme
 #: (not at any word boundary) so a long dotted run is scanned once, not once per dot.
 _URL_PASSWORD = re.compile(r"(?P<keep>(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://"
-                           r"[^/\s:@\"'\\]*:)[^/\s@\"'\\]+(?=@)")
-#: The `name=` / `name:` / `"name": "` of an assignment; the value follows.
+                           r"[^/\s:@\"'\\]*:)(?P<value>[^/\s@\"'\\]+)(?=@)")
+#: The `name=` / `name:` / `"name": ` of an assignment; the value follows. `==` compares and
+#: `:=` binds an expression, neither assigns a literal.
 _ASSIGNED_NAME = re.compile(r"(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)"
-                            r"[\"']?[ \t]*[=:][ \t]*[\"']?")
-_ASSIGNED_VALUE = re.compile(r"[^\s\"'\\,;&<>(){}\[\]]+")
+                            r"(?:\\?[\"'])?[ \t]*(?P<sep>[=:])(?!=)[ \t]*")
+#: A Python annotation before the default it annotates: `password: str | None = `. The
+#: space before `=` (PEP 8) tells it from base64 padding (`password: cGFzcw==`).
+_ANNOTATION = re.compile(r"[A-Za-z_][\w.]{0,100}(?:\[[^\]\n]{0,200}\])?"
+                         r"(?:[ \t]*\|[ \t]*[A-Za-z_][\w.]{0,100}(?:\[[^\]\n]{0,200}\])?)*"
+                         r"[ \t]+=(?!=)[ \t]*")
+#: A quoted value's opening: string prefix (`b"`, `f'`) and the quote (`\"` inside JSON text).
+_OPENING_QUOTE = re.compile(r"(?P<prefix>[rRbBuUfF]{0,2})(?P<quote>\\?[\"'])")
+#: A bare value runs to a space, quote, delimiter or markdown backtick. Only its start is
+#: judged (a credential shows what it is in its first characters), so text packed with
+#: names (`a_key:b_key:...`) costs a bounded look per name, not one to the end of the run.
+_JUDGED = 64
+_VALUE_CHAR = r"[^\s\"'`\\,;&<>(){}\[\]]"
+_BARE_VALUE = re.compile(_VALUE_CHAR + "{1,%s}" % _JUDGED)  # noqa: UP031 (braces in a regex)
+_BARE_REST = re.compile(_VALUE_CHAR + "*")
+#: A quoted credential longer than this is not one (a document, a certificate bundle).
+_QUOTED_LIMIT = 4096
 #: Words after `Authorization:` that name the scheme, not the credential.
 _SCHEMES = frozenset({"bearer", "basic", "token", "digest"})
 
 
-def _keep_label(match: re.Match[str]) -> str:
-    return match.group("keep") + MASK
-
-
-def _auth_value(match: re.Match[str]) -> str:
-    if _PROSE_WORD.fullmatch(match.group("value")):
+def _header_value(match: re.Match[str]) -> str:
+    if _is_placeholder(match.group("value")):  # `Bearer {token}`, `Bearer <token>`
         return match.group(0)
     return match.group("keep") + MASK
 
 
+def _scheme_value(match: re.Match[str]) -> str:
+    value = match.group("value")
+    if _PROSE.fullmatch(value) or _is_placeholder(value):
+        return match.group(0)
+    return match.group("keep") + MASK
+
+
+def _url_password(match: re.Match[str]) -> str:
+    value = match.group("value")
+    if _is_placeholder(value) or _names_a_secret(value):  # `{password}`, `user:password@`
+        return match.group(0)
+    return match.group("keep") + MASK
+
+
+def _assigned_value(text: str, start: int, kind: int, sep: str) -> tuple[int, int] | None:
+    """The span of the credential assigned at `start`, or None when what is there holds none."""
+    if (opening := _OPENING_QUOTE.match(text, start)) is not None:
+        quote, begin = opening.group("quote"), opening.end()
+        end = text.find(quote, begin, begin + _QUOTED_LIMIT)
+        if end != -1 and "\n" not in text[begin:end]:
+            if "f" in opening.group("prefix").lower():  # an f-string is an expression
+                return None
+            return (begin, end) if _holds_secret(text[begin:end], kind, literal=True) else None
+        start = begin  # unclosed (the text was cut): the run that is there
+    if sep == ":" and (annotated := _ANNOTATION.match(text, start)) is not None:
+        return _assigned_value(text, annotated.end(), kind, "=")  # the annotated default
+    found = _BARE_VALUE.match(text, start)
+    if found is None:
+        return None
+    end = found.end()
+    if end - start < _JUDGED and text[end:end + 1] in ("(", "["):
+        return None  # a call or a subscript: code computing the secret
+    value = found.group().rstrip(".:")  # a sentence's full stop or colon is not part of it
+    if value.lower() in _SCHEMES or not _holds_secret(value, kind, literal=False):
+        return None
+    if end - start == _JUDGED and (rest := _BARE_REST.match(text, end)) is not None:
+        end = rest.end()  # judged by its start, masked whole
+    while text[end - 1] in ".:":
+        end -= 1
+    return start, end
+
+
 def _mask_assignments(text: str) -> str:
-    """Mask the value of every `name=value` whose name is secret; others are left as they are.
+    """Mask the credential assigned to every secret name; every other value stays as written.
 
     A hand loop, not `re.sub`: a non-secret assignment must not swallow its value, which may
     hold one (`url=https://h/?access_token=x`).
@@ -117,13 +262,14 @@ def _mask_assignments(text: str) -> str:
     done = scan = 0
     while (found := _ASSIGNED_NAME.search(text, scan)) is not None:
         scan = found.end()
-        if not is_secret_name(found.group("name")):
+        kind = _secret_kind(found.group("name"))
+        if kind == _NOT_SECRET:
             continue
-        value = _ASSIGNED_VALUE.match(text, found.end())
-        if value is None or value.group().lower() in _SCHEMES:
+        span = _assigned_value(text, found.end(), kind, found.group("sep"))
+        if span is None:
             continue
-        parts += [text[done:value.start()], MASK]
-        done = scan = value.end()
+        parts += [text[done:span[0]], MASK]
+        done = scan = span[1]
     return "".join(parts) + text[done:] if parts else text
 
 
@@ -160,9 +306,9 @@ class Redactor:
             text = text.replace(value, MASK)
         for pattern in _TOKEN_SHAPES:
             text = pattern.sub(MASK, text)
-        text = _AUTH_HEADER.sub(_keep_label, text)
-        text = _AUTH_SCHEME.sub(_auth_value, text)
-        text = _URL_PASSWORD.sub(_keep_label, text)
+        text = _AUTH_HEADER.sub(_header_value, text)
+        text = _AUTH_SCHEME.sub(_scheme_value, text)
+        text = _URL_PASSWORD.sub(_url_password, text)
         return _mask_assignments(text)
 
     def field(self, name: str, value: Any) -> Any:
