@@ -56,6 +56,9 @@ def test_a_question_names_the_agents_of_its_domain_words() -> None:
     router = DomainRouter(DOMAIN_WORDS)
     assert router.agents_for("Show me production applications") == ["argocd"]
     assert router.agents_for("Which PRs in infra-live wait for review?") == ["github"]
+    # A resource's name is no domain word in any world: the model routes a question that
+    # names only a resource (and must ask some agent, tested below).
+    assert router.agents_for("what changed in infra-live last week?") == []
     assert router.agents_for("Explain the auth module of this codebase") == ["devops"]
     assert router.agents_for("Is payments-api Degraded, and is its CI workflow failing?") == [
         "argocd", "github"]

@@ -48,7 +48,7 @@ _HIDDEN_ARGS = ("approved", "expected_evidence", "follow_seconds")
 GROUNDED_IDS = {ROLLBACK_TOOL: ("history_id",), SYNC_TOOL: ("revision",),
                 "get_application_logs": ("pod_name", "container")}
 #: Names it may only pass when a person said them. Measured on the local model: a question
-#: about every out-of-sync app became `list_applications(project="billing",
+#: about every out-of-sync app became `list_applications(project=<an example's project>,
 #: selector="app=app1,app=app2", ...)`, the project copied from a few-shot example, the
 #: selector made up: 0 matches, a wrong answer.
 GROUNDED_NAMES = {

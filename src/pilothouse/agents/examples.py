@@ -9,8 +9,8 @@ Argo CD has no `sync_application`) are never shown, and neither is one below `MI
 an unrelated example misleads more than none.
 
 Both sides are compared with their resource names masked (`intent_text`): MiniLM scores short
-requests mostly by their names, so "undo the last release of billing-ledger-staging" was nearest
-to an example about billing logs, not to the rollback example.
+requests mostly by their names, so "undo the last release of invoices-ledger-staging" was
+nearest to an example about the logs of another invoices app, not to the rollback example.
 """
 
 from __future__ import annotations

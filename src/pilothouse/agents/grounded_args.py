@@ -10,8 +10,8 @@ takes its default (for a rollback, the previous deploy), and the turn reports it
 model's response, before the evidence gate computes what a person approves.
 
 Names that narrow a listing (project, label selector) must be a person's words: the local
-model copied `project="billing"` from a few-shot example into an unrelated question, made up a
-selector, and on a follow-up took "billing" from the project column of the previous page.
+model copied a few-shot example's `project=` into an unrelated question, made up a selector,
+and on a follow-up took a project from the project column of the previous page.
 
 Filters are held to the same rule against the person's words: a status filter nobody asked for
 narrows a listing to a wrong answer. Measured on the local model: a question for one
@@ -96,12 +96,12 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
     supports, the names (`names`: tool -> argument names) no person gave, and the filter
     arguments (`filters`: argument -> value -> phrases) no person asked for. A subject
     (`subjects`: tool -> its required name argument) nobody gave becomes the one resource the
-    question names (measured: asked about a rollback of logistics-routing-staging, the local
-    model called `get_application_changes(name="checkout-web-production")`, a few-shot
-    example's app). `dry_run` of a change (`is_change(call)`) follows the person's words: a preview
-    when they said one of `preview_phrases`, else the change itself, which still waits for
-    their approval (measured: a request to roll an app back came as a dry run, so the
-    person was never asked). When a filter nobody asked for was dropped from a call of the
+    question names (measured: asked about a rollback of one app, the local model called
+    `get_application_changes` with the name of a few-shot example's app). `dry_run` of a
+    change (`is_change(call)`) follows the person's words: a preview when they said one of
+    `preview_phrases`, else the change itself, which still waits for their approval
+    (measured: a request to roll an app back came as a dry run, so the person was never
+    asked). When a filter nobody asked for was dropped from a call of the
     `filtered` tools, the one the person did ask for takes its place (measured: a question
     for a later page of the out-of-sync apps came as `list_applications(page=3,
     health_status="Progressing")`, an example's filter). A call with no filter gets none:

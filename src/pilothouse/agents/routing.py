@@ -42,7 +42,7 @@ DOMAIN_WORDS: dict[str, tuple[str, ...]] = {
                "rolled back", "diff", "revision", "revisions", "live state", "desired state"),
     "github": ("github", "pull request", "pull requests", "pr", "prs", "review", "reviews",
                "reviewer", "reviewers", "workflow", "workflows", "ci", "actions", "run logs",
-               "issue", "issues", "merge", "merged", "infra-live"),
+               "issue", "issues", "merge", "merged"),
     "devops": ("command", "commands", "run", "shell", "file", "files", "code", "codebase",
                "module", "function", "class", "explain", "grep", "ls", "cat", "git log",
                "makefile", "workspace", "directory", "folder", "script", "plan", "readme",

@@ -5,7 +5,7 @@ arguments in one string, so it is checked term by term. Measured with `pilothous
 local model:
 - a request for a repository's issues with a given label came as `repo:<repo> is:<label>`
   (no such `is:` value: 0 results, answered "there are none");
-- "open PRs labelled security anywhere in <org>" came as `repo:<org>/infra-live ...`, a few-shot
+- "open PRs labelled security anywhere in <org>" came as `repo:<org>/<repo> ...` with a few-shot
   example's repository (0 results);
 - a count of a repository's open issues came as `repo:<repo> is:open`, which counts pull
   requests too (79, not 27).

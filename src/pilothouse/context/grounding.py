@@ -1,8 +1,8 @@
 """The grounding check: every number and resource-like name the model writes has a source.
 
 A claim is a number (819, 1,200, #42, 1.31) or a name-like token: a path or repository
-(`src/orders/db.py`, `acme-corp/payments-deploy`), a hyphenated resource name
-(`payments-api-dev`), a commit SHA. It is supported when it occurs, as a whole token, in the
+(`src/orders/db.py`, `example-org/orders-deploy`), a hyphenated resource name
+(`orders-api-dev`), a commit SHA. It is supported when it occurs, as a whole token, in the
 conversation the model was given: the question, the system prompt, earlier turns and, above
 all, the tool results. A sentence (or line, or code block) carrying an unsupported claim is
 removed, and the removal is reported, so an invented application or count never reaches a

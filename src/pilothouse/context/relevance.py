@@ -58,7 +58,7 @@ _NAMELIKE = re.compile(r"[-_/.\d]")
 
 
 def terms(text: str) -> list[str]:
-    """Lower-case content words; names like payments-api and src/app.py stay whole."""
+    """Lower-case content words; names like orders-api and src/app.py stay whole."""
     return [w for w in (m.group(0).lower().rstrip(".-/") for m in _WORD.finditer(text))
             if w not in _STOP]
 
@@ -98,7 +98,7 @@ def find_links(question: str, units: Sequence[Sequence[BaseMessage]], limit: int
         results = [m for m in unit if isinstance(m, ToolMessage)]
         if not results:
             continue
-        # Only names link turns (payments-api, src/app.py, v2.3): sharing an ordinary word
+        # Only names link turns (orders-api, src/app.py, v2.3): sharing an ordinary word
         # like "degraded" makes a new question, not a follow-up.
         shared = {t for t in wanted & set(terms(unit_text(unit))) if _NAMELIKE.search(t)}
         if not shared and not refers_back:

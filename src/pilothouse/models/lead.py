@@ -22,7 +22,7 @@ from pilothouse.config import Settings
 #: Told to the model after the turn's newest tool result, not in the system prompt: a system
 #: prompt that changed once results arrived made the local model re-read it and every tool
 #: schema after it (its KV cache reuses only an unchanged prefix), and the same words in the
-#: system prompt of every call made it answer "health of payments-api?" without a tool.
+#: system prompt of every call made it answer "health of <an app>?" without a tool.
 LEAD_INSTRUCTION = (
     "These tool results are shown to the user below your reply, exactly as they are. Do not "
     "repeat their tables, lists or counts. Write one or two short sentences: what they show "

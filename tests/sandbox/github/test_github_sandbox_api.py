@@ -182,6 +182,18 @@ def test_credentials(gh_anonymous: httpx.Client, github_sandbox: RunningGitHubSa
     assert gh_anonymous.get("/rate_limit").json()["rate"]["limit"] == 60
 
 
+def test_the_token_lists_the_repositories_it_can_see(gh: httpx.Client, gh_anonymous: httpx.Client,
+                                                     world: World) -> None:
+    first = gh.get("/user/repos", params={"per_page": 4})
+    names = [r["full_name"] for r in first.json()]
+    links = parse_link(first.headers["link"])
+    assert links == {"next": 2, "last": math.ceil(len(world.repos) / 4)}
+    rest = [r["full_name"] for page in range(2, links["last"] + 1)
+            for r in gh.get("/user/repos", params={"per_page": 4, "page": page}).json()]
+    assert names + rest == sorted(f"{world.owner}/{name}" for name in world.repos)
+    assert gh_anonymous.get("/user/repos").status_code == 401
+
+
 def test_unknown_paths_and_every_answer_are_marked(gh: httpx.Client) -> None:
     missing = gh.get("/repos/acme-corp/payments-api/wiki")
     assert missing.status_code == 404 and missing.json()["status"] == "404"

@@ -173,6 +173,27 @@ async def test_without_a_token_private_repositories_look_missing(open_inproc: Op
     assert answer.is_error and "GITHUB_TOKEN is not set" in answer.payload["suggestion"]
 
 
+async def test_a_repository_not_found_names_the_ones_the_token_can_see(
+        open_inproc: OpenTools, github: RunningGitHubSandbox) -> None:
+    # The owner comes from the person or from what the token can see, never from a guess:
+    # an owner nobody said (an example's) is answered with the repository the token reads.
+    owner = github.world.owner
+    async with open_inproc() as tools:
+        guessed = await tools("list_pull_requests", owner="example-org", repo="payments-api")
+        misspelt = await tools("list_issues", owner=owner, repo="payment-api")
+        unknown = await tools("list_issues", owner="example-org", repo="web-frontend")
+        no_such_pull = await tools("get_pull_request", owner=owner, repo="payments-api",
+                                   number=99_999)
+    for answer in (guessed, misspelt):
+        assert answer.is_error and answer.payload["kind"] == "UserInputError"
+        assert f"The token can see {owner}/payments-api" in answer.payload["suggestion"]
+    # Nothing alike, or the repository is visible (the number is what is missing): the
+    # plain hint.
+    for answer in (unknown, no_such_pull):
+        assert answer.is_error and "token can see" not in answer.payload["suggestion"]
+        assert "Check the owner and repository name" in answer.payload["suggestion"]
+
+
 @pytest.fixture
 def enterprise(github: RunningGitHubSandbox) -> Iterator[str]:
     """The sandbox under `/api/v3`, where GitHub Enterprise Server serves its API."""

@@ -288,6 +288,17 @@ class GitHubSandboxApi:
                "updated_at": "2026-08-01T10:00:00Z"}
         return json_response(doc, headers={"x-oauth-scopes": "repo, read:org"})
 
+    async def user_repos(self, request: Request, authenticated: bool) -> Response:
+        """`GET /user/repos`: the repositories the token can see, by full name as GitHub sorts
+        them by default."""
+        if not authenticated:
+            return gh_error(401, "Requires authentication", f"{DOCS}/repos/repos"
+                            "#list-repositories-for-the-authenticated-user")
+        repos = sorted(self.state.world.repos.values(), key=lambda r: r.full_name.lower())
+        chunk, headers = page_of(request, repos, "/user/repos")
+        site = self._site(request)
+        return json_response([site.repo(r) for r in chunk], headers=headers)
+
 
 def _validation(exc: queries.QueryError, resource: str = "Issue") -> Response:
     return validation_failed(resource, exc.field, str(exc))
@@ -323,6 +334,7 @@ def create_github_sandbox_app(spec: WorldSpec | None = None, token: str = DEFAUL
         Route("/search/issues", g(api.search_issues, "search"), methods=["GET"]),
         Route("/rate_limit", api.rate_limit, methods=["GET"]),
         Route("/user", g(api.user), methods=["GET"]),
+        Route("/user/repos", g(api.user_repos), methods=["GET"]),
         Route("/_sandbox/run-logs/{repo_id:int}/{run_id:int}.zip", api.log_archive,
               methods=["GET"]),
     ]

@@ -64,7 +64,7 @@ async def list_applications(client: ArgoCDClient, *, page: int = 1, page_size: i
                             selector: str | None = None) -> dict[str, Any]:
     """A page of applications with health/sync counts over every match.
 
-    A `project` that names no project at all ("production" is an environment, "payments" a
+    A `project` that names no project at all ("production" is an environment, "orders" a
     team) is matched as text over the apps' names, labels, namespaces and repos instead, and
     the answer says so: measured on the local model, "production applications" came as
     `project="production"`, and the empty page then cost a second model call and a search.
@@ -133,7 +133,7 @@ async def _list(client: ArgoCDClient, page: int, page_size: int, sync_status: st
                          if k in ("project", "matching", "selector"))
         extra["suggestion"] = (
             "Nothing matches these filters. Projects are exact names (list_projects); "
-            "environments and teams are labels (selector env=production, team=payments). Or "
+            "environments and teams are labels (selector env=production, team=orders). Or "
             f"use search_argocd_resources(query={terms or 'name'!r}) to match every resource "
             "type.")
     return window.answer({"health": counts(by_health), "sync": counts(by_sync)}, **extra)

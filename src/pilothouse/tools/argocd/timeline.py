@@ -1,6 +1,6 @@
 """What changed before an application's trouble: its deploys and events, in time order.
 
-The Argo CD half of "what changed before payments-api went Degraded?". Each line names its
+The Argo CD half of "what changed before orders-api went Degraded?". Each line names its
 evidence: a deploy's history id and revision SHA (with the commit's author and message), an
 event's reason and object. The answer also gives the GitHub repository and the SHAs to compare
 (previous deploy -> current), so the GitHub agent can fetch the commits and pull requests behind

@@ -12,6 +12,7 @@ streaming, byte caps, backoff and transport errors come from `HttpApiClient`.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 import logging
 import time
@@ -22,7 +23,7 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
-from pilothouse.errors import UpstreamError
+from pilothouse.errors import PilothouseError, UpstreamError
 from pilothouse.tools.github.errors import GITHUB, error_message, http_error, rate_limited
 from pilothouse.tools.github.paging import parse_link
 from pilothouse.tools.http_api.client import ERROR_BODY_BYTES, HttpApiClient
@@ -35,6 +36,8 @@ MiB = 1024 * 1024
 RETRY_STATUSES = frozenset({500, 502, 503, 504})
 #: At most this many rate-limit waits for one request, however short each is.
 MAX_RATE_WAITS = 2
+#: Pages (100 each) of the token's repositories read to name the one a 404 may have meant.
+MAX_REPO_PAGES = 3
 T = TypeVar("T")
 Params = Mapping[str, str | int] | None
 
@@ -135,6 +138,45 @@ class GitHubClient(HttpApiClient):
         except httpx.TransportError as exc:
             raise self._transport_error(exc, str(target.copy_with(query=None))) from None
 
+    async def visible_repositories(self) -> list[str]:
+        """`owner/name` of the repositories the token can see (the first `MAX_REPO_PAGES`
+        pages of `GET /user/repos`)."""
+        names: list[str] = []
+        for page in range(1, MAX_REPO_PAGES + 1):
+            listing = await self.get_list("/user/repos", {"per_page": 100, "page": page},
+                                          lambda doc: str(doc.get("full_name") or ""),
+                                          subject="The token's repository list")
+            names += [name for name in listing.items if name]
+            if "next" not in listing.links:
+                break
+        return names
+
+    async def meant_repositories(self, path: str) -> list[str]:
+        """For a 404 under `/repos/<owner>/<name>`: the repositories the token can see that
+        the caller may have meant, the same name under another owner, else a close spelling.
+
+        The owner comes from the person or from what the token can see, never from a guess:
+        a model that filled in an owner nobody said (an example's) learns the real one here.
+        Empty when the repository itself is visible (the 404 is about something in it), when
+        there is no token, or when the token may not list repositories. Bounded: a token
+        with more than `MAX_REPO_PAGES` pages of repositories is asked about the first ones.
+        """
+        parts = path.split("/")
+        if len(parts) < 4 or parts[1] != "repos" or not self._token:
+            return []
+        wanted = f"{parts[2]}/{parts[3]}".lower()
+        try:
+            visible = await self.visible_repositories()
+        except PilothouseError:
+            return []  # the 404 stands on its own
+        by_lower = {name.lower(): name for name in visible}
+        if wanted in by_lower:
+            return []
+        same_name = [name for name in visible
+                     if name.partition("/")[2].lower() == parts[3].lower()]
+        close = difflib.get_close_matches(wanted, list(by_lower), n=3, cutoff=0.8)
+        return same_name[:3] or [by_lower[name] for name in close]
+
     # -- plumbing ---------------------------------------------------------------------------
     def _note_quota(self, response: httpx.Response) -> Quota | None:
         remaining = _header_int(response, "x-ratelimit-remaining")
@@ -210,5 +252,6 @@ class GitHubClient(HttpApiClient):
             if status in (403, 429) and retry_after is not None:  # still throttled: say so
                 now = time.time()
                 raise rate_limited(resource, None, now + retry_after, now, secondary=True)
+            meant = await self.meant_repositories(path) if status == 404 else []
             raise http_error(status, error_body, subject=subject, has_token=bool(self._token),
-                             redact=self._redact)
+                             redact=self._redact, meant=meant)

@@ -20,8 +20,8 @@ from pilothouse.tools.views import number, render, table
 
 TOOLS: tuple[str, ...] = ("get_commit", "compare_commits")
 
-Owner = Annotated[str, Field(description="user or organization, e.g. acme-corp")]
-Repo = Annotated[str, Field(description="repository name, e.g. platform-deployments")]
+Owner = Annotated[str, Field(description="user or organization, e.g. example-org")]
+Repo = Annotated[str, Field(description="repository name, e.g. gitops-config")]
 Sha = Annotated[str, Field(description="commit SHA (7-40 hex), e.g. a deployed revision")]
 
 

@@ -8,6 +8,7 @@ client's `Redactor` (pilothouse.redaction) first, and URLs are shown without any
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from pilothouse.errors import ConfigurationError, PilothouseError, UpstreamError, UserInputError
@@ -94,8 +95,9 @@ def error_message(body: bytes) -> str:
 
 
 def http_error(status: int, body: bytes, *, subject: str | None, has_token: bool,
-               redact: Redactor) -> PilothouseError:
-    """The error for an HTTP failure; `subject` (e.g. "Repository acme/x") names what was asked."""
+               redact: Redactor, meant: Sequence[str] = ()) -> PilothouseError:
+    """The error for an HTTP failure; `subject` (e.g. "Repository o/x") names what was asked,
+    `meant` the visible repositories a 404 may have been meant for (`owner/name`)."""
     message = redact(error_message(body)) or f"HTTP {status}"
     what = subject or "The resource"
     if status == 401:
@@ -110,8 +112,13 @@ def http_error(status: int, body: bytes, *, subject: str | None, has_token: bool
             f"({message}).",
             hint="The token lacks a permission for this, or is not authorized for the "
                  "organization's SAML SSO; grant it read access, or ask an organization owner.")
+    if status == 404 and meant:
+        return UserInputError(
+            f"{what} was not found, or the token cannot see it.",
+            hint=f"The token can see {' and '.join(meant)}: ask again with the owner and "
+                 "repository name of the one meant.")
     if status == 404:
-        hint = ("Check the owner and repository name (e.g. acme-corp/payments-api) and the "
+        hint = ("Check the owner and repository name (e.g. example-org/orders-api) and the "
                 "number. A private repository looks missing to a token without access to it")
         hint += (": GITHUB_TOKEN is not set, so only public repositories are visible."
                  if not has_token else ": check that GITHUB_TOKEN can read it.")

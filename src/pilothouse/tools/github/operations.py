@@ -39,10 +39,10 @@ def repo_path(owner: str, repo: str) -> str:
         owner, _, repo = repo.partition("/")
     if not _OWNER.match(owner):
         raise UserInputError(f"{owner!r} is not a valid GitHub owner (user or organization).",
-                             hint="Pass the owner alone, e.g. owner='acme-corp'.")
+                             hint="Pass the owner alone, e.g. owner='example-org'.")
     if not _REPO.match(repo) or repo in (".", ".."):
         raise UserInputError(f"{repo!r} is not a valid repository name.",
-                             hint="Pass the repository alone, e.g. repo='payments-api'.")
+                             hint="Pass the repository alone, e.g. repo='orders-api'.")
     return f"/repos/{owner}/{repo}"
 
 
@@ -185,7 +185,7 @@ async def search_issues(client: GitHubClient, query: str, *, sort: str | None = 
                         per_page: int = 20) -> dict[str, Any]:
     if not (query or "").strip():
         raise UserInputError("The search query is empty.",
-                             hint="Use GitHub syntax, e.g. 'repo:acme-corp/infra-live is:pr "
+                             hint="Use GitHub syntax, e.g. 'repo:example-org/orders-api is:pr "
                                   "is:open label:bug'.")
     _choice("sort", sort, ("created", "updated", "comments"))
     _choice("order", order, ("asc", "desc"))

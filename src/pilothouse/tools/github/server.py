@@ -34,8 +34,8 @@ INSTRUCTIONS = (
     "search_issues takes GitHub syntax, e.g. 'repo:o/r is:pr is:open label:bug'."
 )
 
-Owner = Annotated[str, Field(description="user or organization, e.g. acme-corp")]
-Repo = Annotated[str, Field(description="repository name, e.g. payments-api")]
+Owner = Annotated[str, Field(description="user or organization, e.g. example-org")]
+Repo = Annotated[str, Field(description="repository name, e.g. orders-api")]
 ClientFactory = Callable[[], GitHubClient]
 
 
