@@ -64,6 +64,10 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+#: A load test starts conversations faster than any person: no per-minute quota here.
+UNLIMITED = {"PILOTHOUSE_NEW_CONVERSATIONS_PER_MINUTE": "100000"}
+
+
 def start(agent: str, env: dict[str, str], home: Path,
           name: str | None = None) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
@@ -154,7 +158,7 @@ async def run(conversations: int, turns: int, count: int) -> dict[str, Any]:
             tempfile.TemporaryDirectory() as home:
         env = {"PILOTHOUSE_MODEL": "openai-compatible:scripted", "OPENAI_BASE_URL": model_url,
                "MAX_CONTEXT_TOKENS": "32000", "ARGOCD_URL": argocd.url,
-               "ARGOCD_TOKEN": argocd.token, "PILOTHOUSE_LOG_LEVEL": "WARNING"}
+               "ARGOCD_TOKEN": argocd.token, "PILOTHOUSE_LOG_LEVEL": "WARNING", **UNLIMITED}
         agent, agent_url = start("argocd", env, Path(home))
         supervisor, supervisor_url = start("supervisor", {
             **env, "PILOTHOUSE_AGENTS_ARGOCD_URL": f"{agent_url}/a2a/argocd"}, Path(home))
@@ -203,7 +207,8 @@ async def rest_load(urls: list[str], conversations: int, turns: int) -> dict[str
         answered: dict[str, int] = {}
 
         async def conversation(index: int) -> list[float]:
-            thread = f"bench-{index}-{uuid.uuid4().hex[:8]}"
+            created = await http.post(f"{urls[index % len(urls)]}/conversations", json={})
+            thread = created.json()["id"]  # asking never creates one
             seconds: list[float] = []
             for turn in range(turns):
                 try:
@@ -240,7 +245,7 @@ async def scale(conversations: int, turns: int) -> dict[str, Any]:
     with running_sandbox(apps=200) as argocd, running_scripted_server(SCRIPT) as (model_url, _):
         base = {"PILOTHOUSE_MODEL": "openai-compatible:scripted", "OPENAI_BASE_URL": model_url,
                 "MAX_CONTEXT_TOKENS": "32000", "ARGOCD_URL": argocd.url,
-                "ARGOCD_TOKEN": argocd.token, "PILOTHOUSE_LOG_LEVEL": "WARNING"}
+                "ARGOCD_TOKEN": argocd.token, "PILOTHOUSE_LOG_LEVEL": "WARNING", **UNLIMITED}
         with running_cluster() as postgres:
             database = {"PILOTHOUSE_DATABASE_URL": postgres.create_database("bench")}
             results["postgres_2_replicas"] = await _scale_run(

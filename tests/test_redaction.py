@@ -295,10 +295,14 @@ def test_names_that_hold_no_secret(name: str) -> None:
     assert not is_secret_name(name)
 
 
+OPS_KEY, BARE_KEY = "k3y-for-ops-2a6e0c4f8b1d5a9e3c7f", "bare-k3y-123-7d1b5f9c3a6e0d4b8f2a"
+
+
 def test_settings_show_counts_and_hide_credentials() -> None:
     settings = Settings.from_env({
         "GITHUB_TOKEN": "ghp_" + "x" * 36, "ARGOCD_PASSWORD": "hunter2hunter2",
-        "OPENAI_API_KEY": "sk-whatever", "PILOTHOUSE_API_KEYS": "ops=k3y-for-ops,bare-k3y-123",
+        "OPENAI_API_KEY": "sk-whatever",
+        "PILOTHOUSE_API_KEYS": f"ops={OPS_KEY},{BARE_KEY}",
         "MAX_CONTEXT_TOKENS": "32000", "PILOTHOUSE_MAX_OUTPUT_TOKENS": "4096",
         "PILOTHOUSE_LOCAL_CONTEXT_TOKENS": "8192",
     })
@@ -309,7 +313,7 @@ def test_settings_show_counts_and_hide_credentials() -> None:
     assert shown["local_context_tokens"] == 8192
     assert shown["argocd_token"] is None and shown["admin_keys"] == (), "unset stays visible"
     # The key of a `name=key` entry is a secret value on its own, as are bare keys.
-    assert {"k3y-for-ops", "bare-k3y-123", "hunter2hunter2"} <= set(settings.secret_values())
+    assert {OPS_KEY, BARE_KEY, "hunter2hunter2"} <= set(settings.secret_values())
 
 
 def test_a_value_learnt_later_is_masked_and_short_values_are_not() -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from pilothouse.errors import ConfigurationError
+from pilothouse.keys import check_key
 from pilothouse.redaction import Redactor, is_secret_name
 from pilothouse.sizes import parse_memory_size
 
@@ -87,6 +88,19 @@ PROVIDER_VARIABLES: tuple[str, ...] = (
 #: The MCP tool servers, for PILOTHOUSE_MCP_<SERVER>_TOOLS and _EXCLUDE_TOOLS.
 MCP_SERVERS = ("argocd", "github", "shell", "rag")
 _MCP = "PILOTHOUSE_MCP_"
+
+
+def _agent_keys(env: Mapping[str, str], agent_urls: Mapping[str, str]) -> dict[str, str]:
+    """PILOTHOUSE_AGENTS_<NAME>_KEY per remote agent, checked as the agent checks its own keys
+    (so a key it would refuse stops this process at start, not each call with a 401)."""
+    keys: dict[str, str] = {}
+    for name in agent_urls:
+        setting = f"{_AGENTS}{name.upper()}_KEY"
+        key = (env.get(setting) or "").strip()
+        if key:
+            check_key(key, setting=setting, position=1)
+            keys[name] = key
+    return keys
 
 
 def _mcp_tool_lists(env: Mapping[str, str], suffix: str) -> dict[str, tuple[str, ...]]:
@@ -369,6 +383,15 @@ class Settings:
     api_port: int = 8080
     cors_origins: tuple[str, ...] = ()
     api_max_body_bytes: int = 64_000
+    # Every HTTP server (API, A2A, MCP): Host names answered besides loopback and the bound
+    # address (`http_guard`).
+    allowed_hosts: tuple[str, ...] = ()
+    # Per minute: wrong keys per client address, new conversations per identity (then 429).
+    auth_failures_per_minute: int = 20
+    new_conversations_per_minute: int = 30
+    # Slow clients (`pilothouse serve`): seconds for a request head, then for its body.
+    api_header_timeout_seconds: float = 10.0
+    api_body_timeout_seconds: float = 30.0
 
     # Agents: a specialist served elsewhere (PILOTHOUSE_AGENTS_<NAME>_URL, by agent name) and the
     # key the supervisor sends it (_KEY); how long one sub-agent answer may take and how many
@@ -384,6 +407,8 @@ class Settings:
     mcp_read_only: bool = False
     mcp_tools: dict[str, tuple[str, ...]] = field(default_factory=dict)
     mcp_exclude_tools: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # MCP over HTTP: bearer keys (bare); without any, only a loopback address may be bound.
+    mcp_keys: tuple[str, ...] = field(default=(), repr=False)
 
     # Doctor: which of PROVIDER_VARIABLES are set (names only).
     provider_variables: frozenset[str] = frozenset()
@@ -453,6 +478,9 @@ class Settings:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Read settings from `env` (default: the process environment)."""
+        # Here, not at the top: its module loads Starlette, which `pilothouse --help` need not.
+        from pilothouse.http_guard import parse_allowed_hosts
+
         r = _Reader(os.environ if env is None else env)
         model = r.text("PILOTHOUSE_MODEL")
         provider = r.text("LLM_PROVIDER")
@@ -600,8 +628,17 @@ class Settings:
             api_host=r.text("PILOTHOUSE_API_HOST") or "127.0.0.1",
             api_port=r.integer("PILOTHOUSE_API_PORT", 8080, minimum=1, maximum=65535) or 8080,
             cors_origins=_split(r.text("PILOTHOUSE_CORS_ORIGINS")),
+            allowed_hosts=parse_allowed_hosts(_split(r.text("PILOTHOUSE_ALLOWED_HOSTS"))),
             api_max_body_bytes=r.integer("PILOTHOUSE_API_MAX_BODY_BYTES", 64_000, minimum=1024)
             or 64_000,
+            auth_failures_per_minute=r.integer("PILOTHOUSE_AUTH_FAILURES_PER_MINUTE", 20,
+                                               minimum=1, maximum=100_000) or 20,
+            new_conversations_per_minute=r.integer("PILOTHOUSE_NEW_CONVERSATIONS_PER_MINUTE",
+                                                   30, minimum=1, maximum=100_000) or 30,
+            api_header_timeout_seconds=r.number("PILOTHOUSE_API_HEADER_TIMEOUT", 10.0,
+                                                low=0.1, high=3600),
+            api_body_timeout_seconds=r.number("PILOTHOUSE_API_BODY_TIMEOUT", 30.0, low=0.1,
+                                              high=3600),
             log_level=log_level,
             log_json=r.flag("PILOTHOUSE_LOG_JSON", False),
             otel_endpoint=r.text("OTEL_EXPORTER_OTLP_ENDPOINT"),
@@ -613,8 +650,7 @@ class Settings:
             memory_sample_seconds=r.number("PILOTHOUSE_MEMORY_SAMPLE_SECONDS", 5.0, low=0.1,
                                            high=3600),
             agent_urls=agent_urls,
-            agent_keys={name: key for name in agent_urls
-                        if (key := r.text(f"{_AGENTS}{name.upper()}_KEY"))},
+            agent_keys=_agent_keys(r.env, agent_urls),
             agent_timeout_seconds=r.number(f"{_AGENTS}TIMEOUT", 180.0, low=0.1, high=86_400),
             agent_answer_tokens=r.integer(f"{_AGENTS}ANSWER_TOKENS", None, minimum=0,
                                           sample=1500) or None,
@@ -622,5 +658,6 @@ class Settings:
             mcp_read_only=r.flag("PILOTHOUSE_MCP_READ_ONLY", False),
             mcp_tools=_mcp_tool_lists(r.env, "_TOOLS"),
             mcp_exclude_tools=_mcp_tool_lists(r.env, "_EXCLUDE_TOOLS"),
+            mcp_keys=_split(r.text("PILOTHOUSE_MCP_KEYS")),
             provider_variables=frozenset(n for n in PROVIDER_VARIABLES if r.text(n)),
         )

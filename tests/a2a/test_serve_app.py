@@ -16,6 +16,8 @@ from pilothouse.errors import ConfigurationError
 from pilothouse.interfaces.serve import agents_to_run, open_serve_app
 from pilothouse.models.registry import ModelSetup
 
+SUPERVISOR_KEY = "supervisor-key-0b4f8d2a6e1c5b9f3d7a"
+
 
 def test_agents_to_run_defaults_to_local_specialists_plus_the_supervisor(
     make_settings: Callable[..., Settings],
@@ -23,15 +25,15 @@ def test_agents_to_run_defaults_to_local_specialists_plus_the_supervisor(
     settings = make_settings(
         ARGOCD_URL="http://argocd.example", GITHUB_TOKEN="t", PILOTHOUSE_AGENTS_TIMEOUT="30",
         PILOTHOUSE_AGENTS_GITHUB_URL="http://github:8080/a2a/github",
-        PILOTHOUSE_AGENTS_GITHUB_KEY="supervisor-key")
+        PILOTHOUSE_AGENTS_GITHUB_KEY=SUPERVISOR_KEY)
     topology = Topology.from_settings(settings)
 
     assert topology.urls == {"github": "http://github:8080/a2a/github"}
-    assert topology.keys == {"github": "supervisor-key"} and topology.timeout_seconds == 30
+    assert topology.keys == {"github": SUPERVISOR_KEY} and topology.timeout_seconds == 30
     assert topology.configured == {"argocd", "github"}  # no PILOTHOUSE_WORKSPACE: no devops
     assert agents_to_run(None, topology) == ["argocd", "supervisor"]  # github is remote
     assert agents_to_run(["github", "github"], topology) == ["github"]
-    assert "supervisor-key" not in repr(settings) and "supervisor-key" in settings.secret_values()
+    assert SUPERVISOR_KEY not in repr(settings) and SUPERVISOR_KEY in settings.secret_values()
     with pytest.raises(ConfigurationError, match="Unknown agent"):
         agents_to_run(["jenkins"], topology)
     with pytest.raises(ConfigurationError, match="not an http"):

@@ -21,7 +21,7 @@ from serve_processes import ServeProcess, free_port
 from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
 from pilothouse.testing.scripted_server import running_scripted_server
 
-KEY = "limits-key-1"
+KEY = "limits-key-1-5e9c3a7f1b4d8e2c6a0f"
 AUTH = {"Authorization": f"Bearer {KEY}"}
 TEN_MB = 10 * 2**20
 
@@ -119,7 +119,7 @@ def test_an_address_of_another_machine_is_one_line_and_exit_2(tmp_path: Path) ->
         [sys.executable, "-m", "pilothouse.interfaces.serve", "--host", "192.0.2.1",
          "--port", str(free_port())],
         env={"PATH": "/usr/bin:/bin", "PILOTHOUSE_HOME": str(tmp_path),
-             "PILOTHOUSE_API_KEYS": "ops=some-long-key-1", "COLUMNS": "80"},
+             "PILOTHOUSE_API_KEYS": f"ops={KEY}", "COLUMNS": "80"},
         capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr

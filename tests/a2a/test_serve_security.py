@@ -36,9 +36,9 @@ from serve_processes import ServeProcess
 from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
 from pilothouse.testing.scripted_server import ScriptState, running_scripted_server
 
-KEYS = {"alice": "alice-key-1", "bob": "bob-key-2"}
-SUPERVISOR_KEY = "supervisor-key-3"
-ADMIN_KEY = "root-key-4"
+KEYS = {"alice": "alice-key-1-4c8e2a6f0b3d7e1a5c9f", "bob": "bob-key-2-9e3b7f1c5a0d4e8b2f6a7c"}
+SUPERVISOR_KEY = "supervisor-key-3-6a0e4c8f2b5d9a3e"
+ADMIN_KEY = "root-key-4-1d5b9f3a7c0e4b8d2f6a3"
 APP_INDEX = 3
 
 

@@ -31,7 +31,7 @@ HELM_MISSING = ("helm-sdkpy is not installed: pip install --ignore-requires-pyth
                 "library and runs on 3.11)")
 
 
-AUTH = {"auth": {"apiKeys": "ops=ops-key-123456"}}
+AUTH = {"auth": {"apiKeys": "ops=ops-key-123456-9f3b7d1a5c8e2b6f0d4a"}}
 
 
 def run_helm(*args: str) -> subprocess.CompletedProcess[str]:
@@ -135,7 +135,7 @@ def test_every_pod_requires_keys_and_the_supervisor_holds_the_agents_key(
     objects = install(cluster, AUTH)
 
     auth = objects["Secret/demo-pilothouse-auth"]["stringData"]
-    assert auth["api-keys"] == "ops=ops-key-123456"
+    assert auth["api-keys"] == "ops=ops-key-123456-9f3b7d1a5c8e2b6f0d4a"
     assert len(auth["agent-key"]) == 40  # generated: none was given
     from_auth = {"secretKeyRef": {"name": "demo-pilothouse-auth", "key": "agent-key"}}
     supervisor = env_of(objects["Deployment/demo-pilothouse-supervisor"])

@@ -73,6 +73,15 @@ def on_socket(app: FastAPI) -> Iterator[str]:
         yield url
 
 
+async def new_conversation(client: httpx.AsyncClient, title: str = "",
+                           headers: dict[str, str] | None = None) -> str:
+    """The id of a conversation made by `POST /conversations` (asking never makes one)."""
+    created = await client.post("/conversations", json={"title": title}, headers=headers)
+    assert created.status_code == 201, created.text
+    thread: str = created.json()["id"]
+    return thread
+
+
 def parse_sse(text: str) -> list[dict[str, Any]]:
     """The JSON events of an SSE body, in order (keep-alive comments dropped)."""
     events = []

@@ -13,6 +13,7 @@ from interfaces_support import (
     in_process,
     kinds,
     list_applications,
+    new_conversation,
     parse_sse,
 )
 
@@ -70,7 +71,7 @@ async def test_an_approval_is_requested_then_approved_and_the_action_runs(
 ) -> None:
     app = make_app(make_open_agent(restart_script()[2:]))
     async with in_process(app) as client:
-        thread = "restart-1"  # a client may choose its own id; asking registers it
+        thread = await new_conversation(client)
         first = parse_sse((await client.post(f"/conversations/{thread}/ask",
                                              json={"question": "Restart payments-api"})).text)
         assert kinds(first) == ["tool_call", "interrupt", "done"]
@@ -108,8 +109,10 @@ async def test_a_rejection_reaches_the_agent_and_nothing_runs(
     app = make_app(make_open_agent([tool_call("restart_application", name="payments-api"),
                                     acknowledge]))
     async with in_process(app) as client:
-        await client.post("/conversations/r2/ask", json={"question": "Restart payments-api"})
-        events = parse_sse((await client.post("/conversations/r2/approvals", json={
+        thread = await new_conversation(client)
+        await client.post(f"/conversations/{thread}/ask",
+                          json={"question": "Restart payments-api"})
+        events = parse_sse((await client.post(f"/conversations/{thread}/approvals", json={
             "decision": "reject", "message": "Not during business hours."})).text)
     assert RESTARTED == []
     assert "Not during business hours." in seen[0]
@@ -128,8 +131,18 @@ async def test_conversation_errors_are_json_with_a_suggestion(
         assert bad_id.status_code == 400 and "not a valid conversation id" in bad_id.json()["error"]
         empty = await client.post("/conversations/x/ask", json={"question": ""})
         assert empty.status_code == 422 and "question" in empty.json()["error"]
-        nothing = await client.post("/conversations/x/approvals", json={"decision": "approve"})
+        idle = await new_conversation(client)
+        nothing = await client.post(f"/conversations/{idle}/approvals",
+                                    json={"decision": "approve"})
         assert nothing.status_code == 409 and "not waiting" in nothing.json()["error"]
+        # An id nobody created: the same 404 as reading it, on every route (asking included).
+        for method, path, body in (("POST", "/conversations/x/approvals", {"decision": "approve"}),
+                                   ("POST", "/conversations/x/ask", {"question": "hi"}),
+                                   ("GET", "/conversations/x/pending", None)):
+            unknown = await client.request(method, path, json=body)
+            assert unknown.status_code == 404, path
+            assert unknown.json()["error"] == "There is no conversation x.", path
+            assert "POST /conversations" in unknown.json()["suggestion"]
         unknown_route = await client.get("/nowhere")
         assert unknown_route.status_code == 404 and "/docs" in unknown_route.json()["suggestion"]
 
@@ -139,13 +152,17 @@ async def test_delete_forgets_the_conversation_and_its_messages(
 ) -> None:
     app = make_app(make_open_agent(["First answer."]))
     async with in_process(app) as client:
-        await client.post("/conversations/gone/ask", json={"question": "hello"})
-        assert (await client.get("/conversations/gone")).status_code == 200
-        deleted = await client.delete("/conversations/gone")
+        gone = await new_conversation(client)
+        await client.post(f"/conversations/{gone}/ask", json={"question": "hello"})
+        assert (await client.get(f"/conversations/{gone}")).status_code == 200
+        deleted = await client.delete(f"/conversations/{gone}")
         assert deleted.status_code == 204
-        assert (await client.get("/conversations/gone")).status_code == 404
+        assert (await client.get(f"/conversations/{gone}")).status_code == 404
         assert (await client.get("/conversations")).json()["total"] == 0
-        assert (await client.delete("/conversations/gone")).status_code == 404
+        assert (await client.delete(f"/conversations/{gone}")).status_code == 404
+        # Asking on it again does not bring it back.
+        again = await client.post(f"/conversations/{gone}/ask", json={"question": "hello"})
+        assert again.status_code == 404
 
 
 async def test_delete_also_forgets_the_supervisors_threads_with_its_agents(
@@ -153,11 +170,12 @@ async def test_delete_also_forgets_the_supervisors_threads_with_its_agents(
 ) -> None:
     app = make_app(make_open_agent(["First answer.", "Inner answer."]))
     async with in_process(app) as client:
-        await client.post("/conversations/gone/ask", json={"question": "hello"})
+        gone = await new_conversation(client)
+        await client.post(f"/conversations/{gone}/ask", json={"question": "hello"})
         graph = app.state.runtime.graph
         # A sub-agent's thread as the supervisor leaves it: its own checkpoints, same store.
-        inner = {"configurable": {"thread_id": subagent_thread("argocd", "gone")}}
+        inner = {"configurable": {"thread_id": subagent_thread("argocd", gone)}}
         await graph.ainvoke({"messages": [("user", "inner question")]}, inner)
         assert await graph.checkpointer.aget_tuple(inner) is not None
-        assert (await client.delete("/conversations/gone")).status_code == 204
+        assert (await client.delete(f"/conversations/{gone}")).status_code == 204
         assert await graph.checkpointer.aget_tuple(inner) is None

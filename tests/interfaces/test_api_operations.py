@@ -8,7 +8,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 from fastapi import FastAPI
-from interfaces_support import TABLE_ANSWER, OpenAgent, in_process, parse_sse
+from interfaces_support import TABLE_ANSWER, OpenAgent, in_process, new_conversation, parse_sse
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -41,7 +41,9 @@ async def test_metrics_count_requests_by_route_and_streamed_events_by_kind(
 ) -> None:
     app = make_app(make_open_agent([tool_call("list_applications"), TABLE_ANSWER]))
     async with in_process(app) as client:
-        parse_sse((await client.post("/conversations/m1/ask", json={"question": "apps?"})).text)
+        thread = await new_conversation(client)
+        parse_sse((await client.post(f"/conversations/{thread}/ask",
+                                     json={"question": "apps?"})).text)
         metrics = await client.get("/metrics")
     assert metrics.status_code == 200
     assert metrics.headers["content-type"].startswith("text/plain; version=0.0.4")

@@ -12,6 +12,8 @@ from interfaces_support import OpenAgent, in_process
 
 from pilothouse.errors import ConfigurationError
 
+FIRST, SECOND = "first-key-8d2f6b0a4c9e3a7f1d5b6c", "second-key-3e7a1c5f9b2d6e0a4c8f2"
+
 
 def test_without_keys_the_api_refuses_to_listen_beyond_this_machine(
     make_open_agent: Callable[..., OpenAgent], make_app: Callable[..., FastAPI]
@@ -21,7 +23,7 @@ def test_without_keys_the_api_refuses_to_listen_beyond_this_machine(
     assert "127.0.0.1" in refused.value.message
     assert refused.value.hint is not None and "PILOTHOUSE_API_KEYS" in refused.value.hint
     # With keys, any address is allowed.
-    make_app(make_open_agent(["hi"]), bind_host="0.0.0.0", api_keys=["k1"])
+    make_app(make_open_agent(["hi"]), bind_host="0.0.0.0", api_keys=[FIRST])
 
 
 def test_without_keys_a_startup_line_says_requests_are_local_only(
@@ -37,7 +39,7 @@ def test_without_keys_a_startup_line_says_requests_are_local_only(
 async def test_keys_are_required_and_checked(
     make_open_agent: Callable[..., OpenAgent], make_app: Callable[..., FastAPI]
 ) -> None:
-    app = make_app(make_open_agent(["hi"]), api_keys=["first-key", "second-key"])
+    app = make_app(make_open_agent(["hi"]), api_keys=[FIRST, SECOND])
     async with in_process(app) as client:
         missing = await client.get("/conversations")
         assert missing.status_code == 401
@@ -46,7 +48,7 @@ async def test_keys_are_required_and_checked(
         assert missing.headers["www-authenticate"] == "Bearer"
         wrong = await client.get("/conversations", headers={"Authorization": "Bearer nope"})
         assert wrong.status_code == 401 and wrong.json()["error"] == "Invalid API key."
-        for key in ("first-key", "second-key"):
+        for key in (FIRST, SECOND):
             ok = await client.get("/conversations", headers={"Authorization": f"Bearer {key}"})
             assert ok.status_code == 200
         agents = await client.get("/agents")
@@ -62,7 +64,7 @@ async def test_without_keys_requests_from_other_machines_are_refused(
     app = make_app(make_open_agent(["hi"]))
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app, client=("10.1.2.3", 40000))
-        async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             refused = await client.get("/conversations")
     assert refused.status_code == 403
     assert "PILOTHOUSE_API_KEYS" in refused.json()["suggestion"]

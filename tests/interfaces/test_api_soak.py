@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 from fastapi import FastAPI
-from interfaces_support import kinds, on_socket, parse_sse
+from interfaces_support import kinds, new_conversation, on_socket, parse_sse
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
 from pilothouse.agents.factory import open_configured_agent
@@ -30,6 +30,7 @@ from pilothouse.testing.scripted_model import tool_call
 QUESTIONS = 200
 WARM_UP = 20
 CONVERSATIONS = 10
+SOAK_KEY, OTHER_KEY = "soak-key-1f5b9d3a7c0e4f8b2d6a1c9e", "other-key-6c0a4e8b2f5d9a3c7e1b4f"
 
 
 def step(messages: list[BaseMessage]) -> object:
@@ -52,14 +53,15 @@ async def test_two_hundred_questions_keep_memory_flat_and_never_fail(
         setup = scripted_setup([], default=step, window=16_000, settings=settings)
 
         open_agent = partial(open_configured_agent, settings, agent="argocd", model=setup)
-        app = make_app(open_agent, api_keys=["soak=soak-key", "other=other-key"])
+        app = make_app(open_agent, api_keys=[f"soak={SOAK_KEY}", f"other={OTHER_KEY}"])
         answers: list[str] = []
         baseline = 0
         with on_socket(app) as url:
             async with httpx.AsyncClient(base_url=url, timeout=60,
-                                         headers={"Authorization": "Bearer soak-key"}) as client:
+                                         headers={"Authorization": f"Bearer {SOAK_KEY}"}) as client:
+                threads = [await new_conversation(client) for _ in range(CONVERSATIONS)]
                 for number in range(1, QUESTIONS + 1):
-                    thread = f"soak-{number % CONVERSATIONS}"
+                    thread = threads[number % CONVERSATIONS]
                     page = 1 + number % 41
                     response = await client.post(f"/conversations/{thread}/ask",
                                                  json={"question": f"Show page {page}"})
@@ -76,7 +78,7 @@ async def test_two_hundred_questions_keep_memory_flat_and_never_fail(
                 assert listed["total"] == CONVERSATIONS
                 assert {c["owner"] for c in listed["conversations"]} == {"soak"}
                 other = await client.get("/conversations",
-                                         headers={"Authorization": "Bearer other-key"})
+                                         headers={"Authorization": f"Bearer {OTHER_KEY}"})
                 assert other.json()["total"] == 0
         gc.collect()
         growth = (resident_bytes() - baseline) / baseline

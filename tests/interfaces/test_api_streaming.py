@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from interfaces_support import OpenAgent, kinds, on_socket, parse_sse
+from interfaces_support import OpenAgent, kinds, new_conversation, on_socket, parse_sse
 from langchain_core.tools import tool
 
 from pilothouse.interfaces.api.streaming import EventStreamResponse
@@ -46,14 +46,15 @@ async def test_a_client_that_disconnects_cancels_the_run_and_the_next_request_wo
         tools=[collect_logs]))
     with on_socket(app) as url:
         async with httpx.AsyncClient(base_url=url, timeout=30) as client:
-            async with client.stream("POST", "/conversations/leaver/ask",
+            leaver = await new_conversation(client)
+            async with client.stream("POST", f"/conversations/{leaver}/ask",
                                      json={"question": "Show payments-api logs"}) as response:
                 assert response.status_code == 200
                 async for line in response.aiter_lines():
                     if line.startswith("event: tool_call"):
                         # Stay connected until the tool runs; leaving the loop disconnects.
                         assert await wait_for(STARTED)
-                        busy = await client.post("/conversations/leaver/ask",
+                        busy = await client.post(f"/conversations/{leaver}/ask",
                                                  json={"question": "and now?"})
                         assert busy.status_code == 409
                         assert "still answering" in busy.json()["error"]
@@ -61,13 +62,13 @@ async def test_a_client_that_disconnects_cancels_the_run_and_the_next_request_wo
             # The connection closed while the tool was still running.
             assert await wait_for(CANCELLED), "the run must be cancelled when the client leaves"
 
-            again = await client.post("/conversations/leaver/ask",
+            again = await client.post(f"/conversations/{leaver}/ask",
                                       json={"question": "Any news?"})
             assert again.status_code == 200, again.text  # the conversation is not stuck busy
             events = parse_sse(again.text)
             assert kinds(events)[-2:] == ["answer", "done"]
             assert events[-2]["text"] == "Logs are not available right now."
-            history = (await client.get("/conversations/leaver")).json()["messages"]
+            history = (await client.get(f"/conversations/{leaver}")).json()["messages"]
             # The interrupted call got a result (orphan repair), so the history stays valid.
             assert [m["role"] for m in history] == [
                 "user", "assistant", "tool", "user", "assistant"]

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from agent_layers import memory_guards, missing_layers, with_both_sandboxes
-from interfaces_support import in_process, parse_sse
+from interfaces_support import in_process, new_conversation, parse_sse
 from textual.widgets import Input, Markdown
 
 from pilothouse.agents.registry import Topology
@@ -69,7 +69,8 @@ async def test_serve_refuses_a_question_over_the_memory_budget_and_says_what_to_
                               model=scripted_setup(["never sent"]), agents=["supervisor"],
                               topology=Topology(), api=True) as served, \
             in_process(served.app) as client:
-        reply = await client.post("/conversations/m1/ask", json={"question": "status?"})
+        thread = await new_conversation(client)
+        reply = await client.post(f"/conversations/{thread}/ask", json={"question": "status?"})
 
     events = parse_sse(reply.text)
     errors = [e for e in events if e["kind"] == "error"]

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from interfaces_support import kinds, on_socket, parse_sse
+from interfaces_support import kinds, new_conversation, on_socket, parse_sse
 from ui_support import (
     APPS_VIEW,
     COMMANDS_RUN,
@@ -50,13 +50,14 @@ async def test_sub_agent_calls_are_nested_and_approvals_show_the_real_command(
                                "payments-api was restarted."]))
     with on_socket(make_app(open_agent)) as url:
         async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-            first = await stream(client, "/conversations/sse-1/ask",
+            thread = await new_conversation(client)
+            first = await stream(client, f"/conversations/{thread}/ask",
                                  {"question": "Which apps are in payments?"})
-            second = await stream(client, "/conversations/sse-1/ask",
+            second = await stream(client, f"/conversations/{thread}/ask",
                                   {"question": "Restart payments-api"})
             [interrupt] = [e for e in second if e["kind"] == "interrupt"]
             assert COMMANDS_RUN == []
-            third = await stream(client, "/conversations/sse-1/approvals",
+            third = await stream(client, f"/conversations/{thread}/approvals",
                                  {"decision": "approve", "interrupt_id": interrupt["data"]["id"]})
 
     # 1. The sub-agent's call sits under the supervisor's, in order, and says whose it is.
@@ -114,9 +115,11 @@ async def test_a_second_approval_of_the_same_sub_agent_also_shows_its_real_call(
                                "Both were restarted."]))
     with on_socket(make_app(open_agent)) as url:
         async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-            first = await stream(client, "/conversations/sse-2/ask", {"question": "Restart both"})
+            thread = await new_conversation(client)
+            first = await stream(client, f"/conversations/{thread}/ask",
+                                 {"question": "Restart both"})
             [one] = [e for e in first if e["kind"] == "interrupt"]
-            second = await stream(client, "/conversations/sse-2/approvals",
+            second = await stream(client, f"/conversations/{thread}/approvals",
                                   {"decision": "approve", "interrupt_id": one["data"]["id"]})
             [two] = [e for e in second if e["kind"] == "interrupt"]
 
@@ -148,7 +151,8 @@ async def test_a_sub_agents_answer_streams_as_tokens_under_its_call(
             argocd=streamed, devops=scripted_setup(["unused"]))
         with on_socket(make_app(open_agent)) as url:
             async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-                events = await stream(client, "/conversations/sse-3/ask",
+                thread = await new_conversation(client)
+                events = await stream(client, f"/conversations/{thread}/ask",
                                       {"question": "Which apps are in payments?"})
 
     ask = events[0]

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi import FastAPI
 from interfaces_support import (
@@ -167,13 +168,14 @@ async def test_with_keys_the_page_asks_for_one_and_then_works(
     browser: Browser, make_open_agent: Callable[..., OpenAgent],
     make_app: Callable[..., FastAPI],
 ) -> None:
-    app = make_app(make_open_agent(["Hello from Pilothouse."]), api_keys=["s3cret"])
+    key = "s3cret-web-ui-key-5b9d3f7a1c6e0b4d"
+    app = make_app(make_open_agent(["Hello from Pilothouse."]), api_keys=[key])
     problems: list[str] = []
     with on_socket(app) as url:
         page = await open_page(browser, url, problems)
         await page.goto(url)
         await expect(page.locator("#key-form")).to_be_visible()
-        await page.fill("#api-key", "s3cret")
+        await page.fill("#api-key", key)
         await page.click("#key-form button")
         await expect(page.locator("#key-form")).to_be_hidden()
         await ask(page, "hello")
@@ -245,3 +247,28 @@ async def test_the_markdown_renderer_builds_safe_html(
     assert '<pre><code class="language-sh">echo "&lt;script&gt;"</code></pre>' in html
     assert "<blockquote><p>quoted <strong>bold</strong></p></blockquote>" in html
     assert problems == []
+
+
+async def test_a_conversation_gone_meanwhile_is_said_and_the_next_question_starts_anew(
+    browser: Browser, make_open_agent: Callable[..., OpenAgent],
+    make_app: Callable[..., FastAPI],
+) -> None:
+    app = make_app(make_open_agent(["First answer.", "Second answer."]))
+    problems: list[str] = []
+    with on_socket(app) as url:
+        page = await open_page(browser, url, problems)
+        await page.goto(url)
+        await ask(page, "hello")  # the page creates the conversation, then asks in it
+        await expect(page.locator(".message.assistant").last).to_contain_text("First answer.")
+        first = str(await page.evaluate("location.hash"))[1:]
+        async with httpx.AsyncClient(base_url=url) as http:  # deleted from elsewhere
+            assert (await http.delete(f"/conversations/{first}")).status_code == 204
+
+        await ask(page, "still there?")
+        await expect(page.locator(".error", has_text="This conversation is gone")).to_be_visible()
+        await ask(page, "and now?")
+        await expect(page.locator(".message.assistant").last).to_contain_text("Second answer.")
+        second = str(await page.evaluate("location.hash"))[1:]
+    assert second and second != first
+    # The refused ask is the only failed request (the browser reports its 404 on the console).
+    assert [p for p in problems if "status of 404" not in p] == []

@@ -41,6 +41,14 @@ def kinds(stream: list[dict[str, Any]]) -> list[str]:
     return [e["kind"] for e in stream]
 
 
+async def new_thread(http: httpx.AsyncClient, url: str) -> str:
+    """A conversation made by `POST /conversations` on the replica at `url` (asking makes none)."""
+    created = await http.post(f"{url}/conversations", json={})
+    assert created.status_code == 201, created.text
+    thread: str = created.json()["id"]
+    return thread
+
+
 async def ask(http: httpx.AsyncClient, url: str, thread: str,
               question: str) -> httpx.Response:
     return await http.post(f"{url}/conversations/{thread}/ask", json={"question": question})

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from replicas import ask, events, replica
+from replicas import ask, events, new_thread, replica
 
 from pilothouse.testing.postgres_cluster import running_cluster
 from pilothouse.testing.scripted_server import running_scripted_server
@@ -38,17 +38,18 @@ async def test_an_outage_is_a_503_and_service_resumes_by_itself(tmp_path: Path) 
         try:
             await server.ready()
             async with httpx.AsyncClient(timeout=60) as http:
-                before = await ask(http, server.url, "t-outage", "first question")
+                thread = await new_thread(http, server.url)
+                before = await ask(http, server.url, thread, "first question")
                 cluster.stop()
                 listed = await http.get(f"{server.url}/conversations")
-                asked = await ask(http, server.url, "t-outage", "asked during the outage")
+                asked = await ask(http, server.url, thread, "asked during the outage")
                 ready = await http.get(f"{server.url}/readyz")
                 alive = await http.get(f"{server.url}/healthz")
                 cluster.start()
                 await wait_ready(http, server.url)
-                kept = (await http.get(f"{server.url}/conversations/t-outage")).json()
-                after = events((await ask(http, server.url, "t-outage", "second")).text)
-                history = (await http.get(f"{server.url}/conversations/t-outage")).json()
+                kept = (await http.get(f"{server.url}/conversations/{thread}")).json()
+                after = events((await ask(http, server.url, thread, "second")).text)
+                history = (await http.get(f"{server.url}/conversations/{thread}")).json()
         finally:
             server.stop()
         log = server.log_text()

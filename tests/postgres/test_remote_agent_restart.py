@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
-from replicas import ask, events, replica
+from replicas import ask, events, new_thread, replica
 
 from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
 from pilothouse.testing.scripted_server import ScriptState, running_scripted_server
@@ -70,7 +70,8 @@ async def test_an_agent_killed_mid_task_fails_that_call_only(
     try:
         await asyncio.gather(agent.ready(), supervisor.ready())
         async with httpx.AsyncClient(timeout=120) as http:
-            asking = asyncio.create_task(ask(http, supervisor.url, "t-a2a", "SLOW apps?"))
+            t_a2a, t_next = [await new_thread(http, supervisor.url) for _ in range(2)]
+            asking = asyncio.create_task(ask(http, supervisor.url, t_a2a, "SLOW apps?"))
             await asyncio.to_thread(state.wait_for, "argo-slow",
                                     len(state.hits("argo-slow")) + 1)
             agent.kill()
@@ -81,7 +82,7 @@ async def test_an_agent_killed_mid_task_fails_that_call_only(
                             **common, **argocd_env)
             await again.ready()
             after_restart = task_states(database_url)
-            works = events((await ask(http, supervisor.url, "t-next", "degraded apps?")).text)
+            works = events((await ask(http, supervisor.url, t_next, "degraded apps?")).text)
             again.stop()
     finally:
         agent.stop()

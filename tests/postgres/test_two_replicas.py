@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from replicas import ask, decide, events, kinds, open_tool_calls, replica
+from replicas import ask, decide, events, kinds, new_thread, open_tool_calls, replica
 
 from pilothouse.testing.scripted_server import ScriptState, running_scripted_server
 
@@ -69,31 +69,32 @@ async def test_two_replicas_share_conversations_approvals_and_survive_a_kill(
     try:
         await asyncio.gather(a.ready(), b.ready())
         async with httpx.AsyncClient(timeout=120) as http:
+            t_move, t_approve, t_kill = [await new_thread(http, a.url) for _ in range(3)]
             # A conversation started on A continues on B with its whole history.
-            first = await ask(http, a.url, "t-move", "remember: the release is R-42")
-            second = await ask(http, b.url, "t-move", "anything else?")
-            moved = (await http.get(f"{b.url}/conversations/t-move")).json()
+            first = await ask(http, a.url, t_move, "remember: the release is R-42")
+            second = await ask(http, b.url, t_move, "anything else?")
+            moved = (await http.get(f"{b.url}/conversations/{t_move}")).json()
             listed_on_a = (await http.get(f"{a.url}/conversations")).json()
 
             # An approval asked on A, answered on A and B at the same moment: it runs once.
-            asked = events((await ask(http, a.url, "t-approve", "append to the canary")).text)
+            asked = events((await ask(http, a.url, t_approve, "append to the canary")).text)
             ran_before_approval = (workspace / "canary.txt").exists()
-            pending = (await http.get(f"{b.url}/conversations/t-approve/pending")).json()
-            answers = await asyncio.gather(decide(http, a.url, "t-approve"),
-                                           decide(http, b.url, "t-approve"))
+            pending = (await http.get(f"{b.url}/conversations/{t_approve}/pending")).json()
+            answers = await asyncio.gather(decide(http, a.url, t_approve),
+                                           decide(http, b.url, t_approve))
             canary = (workspace / "canary.txt").read_text()
-            after = (await http.get(f"{a.url}/conversations/t-approve")).json()
+            after = (await http.get(f"{a.url}/conversations/{t_approve}")).json()
 
             # A is killed in the middle of a turn; the conversation goes on on B.
-            await ask(http, a.url, "t-kill", "remember: the release is R-42")
-            slow = asyncio.create_task(ask(http, a.url, "t-kill", "SLOW report please"))
+            await ask(http, a.url, t_kill, "remember: the release is R-42")
+            slow = asyncio.create_task(ask(http, a.url, t_kill, "SLOW report please"))
             state = model[1]
             await asyncio.to_thread(state.wait_for, "dev-slow", len(state.hits("dev-slow")) + 1)
             a.kill()
             with pytest.raises(httpx.TransportError):
                 await slow
-            resumed = events((await ask(http, b.url, "t-kill", "are you there?")).text)
-            survived = (await http.get(f"{b.url}/conversations/t-kill")).json()
+            resumed = events((await ask(http, b.url, t_kill, "are you there?")).text)
+            survived = (await http.get(f"{b.url}/conversations/{t_kill}")).json()
     finally:
         a.stop()
         b.stop()
@@ -102,7 +103,7 @@ async def test_two_replicas_share_conversations_approvals_and_survive_a_kill(
     texts = [m["text"] for m in moved["messages"]]
     assert texts == ["remember: the release is R-42", "Noted: release R-42.",
                      "anything else?", "Hello again."]
-    assert "t-move" in {c["id"] for c in listed_on_a["conversations"]}
+    assert t_move in {c["id"] for c in listed_on_a["conversations"]}
 
     assert "interrupt" in kinds(asked) and not ran_before_approval
     assert len(pending["pending"]) == 1

@@ -81,6 +81,21 @@ class ConversationExecutor(AgentExecutor):
         return Conversation(self.graph, self.thread(caller or caller_name(None), context_id),
                             agent=self.agent)
 
+    async def starts_conversation(self, message: Message, call: ServerCallContext) -> bool:
+        """True when `message` would start a conversation of its caller: it names no task, and
+        its context is new (none given: the SDK assigns a random one) or has no checkpoint in
+        the caller's namespace. Another caller's use of the same context id does not count."""
+        if message.task_id:
+            return False  # continues a task (the SDK refuses one that is not the caller's)
+        if not message.context_id:
+            return True
+        checkpointer = self.graph.checkpointer
+        if checkpointer is None or isinstance(checkpointer, bool):
+            return False  # nothing is kept, so nothing accumulates
+        config = {"configurable": {"thread_id": self.thread(caller_name(call),
+                                                            message.context_id)}}
+        return await checkpointer.aget_tuple(config) is None  # type: ignore[arg-type]
+
     async def claim(self, message: Message, call: ServerCallContext) -> TurnLease | None:
         """Claim the conversation `message` continues, before the SDK starts a task for it.
 

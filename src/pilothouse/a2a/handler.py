@@ -1,5 +1,12 @@
-"""The SDK's request handler, plus two rules: a stream abandoned mid-task cancels the task, and
-an unexpected failure reaches the caller as a reference, never as SQL or a stack trace.
+"""The SDK's request handler, plus its rules: a request over the limits is refused before any
+work, a caller starts only so many conversations a minute, a stream abandoned mid-task cancels
+the task, and an unexpected failure reaches the caller as a reference, never as SQL or a trace.
+
+Every request's ids and message text are checked first (`request_checks`: the REST API's
+limits), the same for any caller and without a lookup. A message that starts a conversation
+(no task id, and a context the caller has not used) counts against the caller's
+`new_conversations` limiter, the one `POST /conversations` uses, so a caller cannot start
+unbounded conversations by inventing context ids either.
 
 In a2a-sdk 1.x the agent runs in a background task; a client that disconnects only detaches its
 subscription, and the agent would go on calling the model for nobody. Here a streaming request
@@ -40,9 +47,13 @@ from a2a.utils.errors import (
     InternalError,
     TaskNotCancelableError,
     TaskNotFoundError,
+    UnsupportedOperationError,
 )
 
+from pilothouse.a2a.namespaces import caller_name
+from pilothouse.a2a.request_checks import check_request
 from pilothouse.observability.incidents import internal_error_text, log_internal_error
+from pilothouse.rate_limit import RateLimiter, retry_after
 from pilothouse.runtime.turn_locks import TurnLease
 
 log = logging.getLogger("pilothouse.a2a")
@@ -70,16 +81,34 @@ def _settles(event: Event) -> bool:
 class CancellingRequestHandler(DefaultRequestHandlerV2):
     """`DefaultRequestHandlerV2` that cancels tasks whose streaming client went away."""
 
-    def __init__(self, *args: Any, agent: str = "agent", **kwargs: Any) -> None:
+    def __init__(self, *args: Any, agent: str = "agent",
+                 new_conversations: RateLimiter | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.agent = agent
+        self.new_conversations = new_conversations
         self._cancellations: set[asyncio.Task[None]] = set()
 
     async def _claim_turn(self, params: SendMessageRequest,
                           context: ServerCallContext) -> TurnLease | None:
+        await self._count_new_conversation(params, context)
         # One turn per conversation: refused as busy before the SDK creates a task.
         claim = getattr(self.agent_executor, "claim", None)
         return None if claim is None else await claim(params.message, context)
+
+    async def _count_new_conversation(self, params: SendMessageRequest,
+                                      context: ServerCallContext) -> None:
+        if self.new_conversations is None:
+            return
+        starts = getattr(self.agent_executor, "starts_conversation", None)
+        if starts is None or not await starts(params.message, context):
+            return
+        wait = self.new_conversations.hit(caller_name(context))
+        if wait is not None:
+            raise UnsupportedOperationError(
+                message=f"Too many new conversations: at most {self.new_conversations.limit} "
+                        "a minute per caller. Continue an existing context, or retry after "
+                        f"{retry_after(wait)} s (PILOTHOUSE_NEW_CONVERSATIONS_PER_MINUTE).",
+                data={"retry_after_seconds": int(retry_after(wait))})
 
     async def on_message_send(
         self, params: SendMessageRequest, context: ServerCallContext
@@ -141,9 +170,10 @@ def _internal(method: str, error: BaseException) -> A2AError:
 
 def _guard_call(method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
     @functools.wraps(method)
-    async def guarded(*args: Any, **kwargs: Any) -> Any:
+    async def guarded(self: Any, params: Any, *args: Any, **kwargs: Any) -> Any:
+        check_request(params)  # over a limit: refused before any work
         try:
-            return await method(*args, **kwargs)
+            return await method(self, params, *args, **kwargs)
         except Exception as error:
             safe = _internal(method.__name__, error)
             if safe is error:
@@ -155,9 +185,11 @@ def _guard_call(method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitabl
 def _guard_stream(method: Callable[..., AsyncGenerator[Any, None]]
                   ) -> Callable[..., AsyncGenerator[Any, None]]:
     @functools.wraps(method)
-    async def guarded(*args: Any, **kwargs: Any) -> AsyncGenerator[Any, None]:
+    async def guarded(self: Any, params: Any, *args: Any,
+                      **kwargs: Any) -> AsyncGenerator[Any, None]:
+        check_request(params)
         try:
-            async for event in method(*args, **kwargs):
+            async for event in method(self, params, *args, **kwargs):
                 yield event
         except Exception as error:
             safe = _internal(method.__name__, error)

@@ -9,6 +9,15 @@ Agents of one process share one checkpointer, so a thread id must say who may re
   Nobody outside can address it.
 
 REST conversations keep the ids they were created with; these prefixes are refused there.
+
+No A2A answer tells whether an id exists for someone else. Tasks are stored under their
+caller's name, so another caller's task id and an id nobody used give the same "task not
+found" on every method (get, cancel, subscribe, a message naming it, push configs). A context
+id is the caller's own name for a conversation: A2A lets a client pick one (the supervisor
+derives its ids from its threads), and a message without one gets a random id from the SDK.
+A picked id lands in the caller's namespace, so one another caller uses is, for this caller,
+a new and empty conversation exactly like an id nobody used: picking cannot probe or claim.
+New conversations count against the caller's quota either way (`handler`).
 """
 
 from __future__ import annotations

@@ -35,9 +35,11 @@ from pilothouse.a2a.executor import ConversationExecutor
 from pilothouse.a2a.handler import CancellingRequestHandler
 from pilothouse.a2a.namespaces import caller_name
 from pilothouse.a2a.publisher import install_queue_log_filter
+from pilothouse.a2a.request_checks import install_client_error_filter
 from pilothouse.a2a.store import agent_task_store
 from pilothouse.errors import error_body
 from pilothouse.observability.incidents import internal_error_response
+from pilothouse.rate_limit import RateLimiter
 from pilothouse.runtime.handle import AgentHandle
 from pilothouse.runtime.turn_locks import TurnLocks
 
@@ -60,11 +62,13 @@ def agent_path(name: str) -> str:
 
 async def agent_endpoint(agent: AgentHandle, engine: AsyncEngine, public_url: str, *,
                          locks: TurnLocks | None = None, requires_key: bool = False,
-                         ) -> AgentEndpoint:
+                         new_conversations: RateLimiter | None = None) -> AgentEndpoint:
     """The endpoint of `agent`, its tasks kept in its own table of `engine`'s database.
 
     `locks` are the process's running turns (shared with the REST API); `requires_key`
-    makes the card declare the bearer scheme the server's middleware enforces.
+    makes the card declare the bearer scheme the server's middleware enforces;
+    `new_conversations` limits the conversations a caller starts (shared with the REST API's
+    `POST /conversations`; None: no limit).
     """
     path = agent_path(agent.name)
     card = agent_card(agent.name, agent.description, agent.tools,
@@ -78,6 +82,7 @@ async def agent_endpoint(agent: AgentHandle, engine: AsyncEngine, public_url: st
     # A task parked waiting for an approval is released from memory after five idle minutes;
     # the approval, when it comes, recreates it from the task store.
     handler = CancellingRequestHandler(executor, store, card, agent=agent.name,
+                                       new_conversations=new_conversations,
                                        interrupted_task_timeout=300)
     routes: list[BaseRoute] = [
         *create_agent_card_routes(card),
@@ -91,6 +96,7 @@ def a2a_app(endpoints: Sequence[AgentEndpoint], *, entry: str | None = None,
             extra_routes: Sequence[BaseRoute] = ()) -> Starlette:
     """A Starlette app serving every endpoint; `entry` names the agent of the root card."""
     install_queue_log_filter()
+    install_client_error_filter()
     routes: list[BaseRoute] = []
     by_name = {e.agent.name: e for e in endpoints}
     if entry is not None:

@@ -37,6 +37,7 @@ from sqlalchemy.orm import DeclarativeBase
 
 from pilothouse.config import Settings
 from pilothouse.errors import ConfigurationError
+from pilothouse.private_files import private_db
 from pilothouse.runtime.database import (
     LOCK_NAMESPACE,
     SCHEMA_LOCK,
@@ -62,11 +63,7 @@ def task_database_url(settings: Settings) -> str:
     checkpoints: Path = (settings.checkpoint_path if not url
                          else settings.home.joinpath(url[len("sqlite:///"):]))
     path = checkpoints.with_name(checkpoints.stem + "-a2a-tasks.sqlite")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigurationError(f"Cannot create the data directory {path.parent}: {exc}.",
-                                 hint="Set PILOTHOUSE_HOME to a writable directory.") from exc
+    private_db(path)  # 0600 in a 0700 folder; SQLite gives its -wal and -shm the same mode
     return f"sqlite+aiosqlite:///{path}"
 
 

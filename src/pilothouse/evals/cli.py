@@ -20,8 +20,6 @@ from rich.progress import (
 
 from pilothouse.config import Settings
 from pilothouse.errors import PilothouseError, UserInputError
-from pilothouse.evals.cases import load_cases
-from pilothouse.observability.operations import operations
 
 if TYPE_CHECKING:
     from pilothouse.evals.harness import RunOptions
@@ -43,6 +41,7 @@ async def _run(settings: Settings, cases_paths: list[Path], only: list[str],
                per_category: int | None, options: RunOptions,
                judge_model: str | None) -> list[CaseResult]:
     # The agents and sandboxes load heavy modules: only `pilothouse eval` pays for them.
+    from pilothouse.evals.cases import load_cases
     from pilothouse.evals.harness import run_evaluation
     from pilothouse.evals.judge import Judge
     from pilothouse.models.registry import build_chat_model, setup_model
@@ -108,6 +107,7 @@ def eval_command(
     """
     from pilothouse.evals.harness import RunOptions
     from pilothouse.evals.report import by_category, case_table, summary_table
+    from pilothouse.observability.operations import operations
 
     try:
         settings = Settings.from_env()

@@ -1,8 +1,16 @@
-"""`pilothouse`: the command line (Typer + Rich)."""
+"""`pilothouse`: the command line (Typer + Rich).
+
+Registering the commands stays cheap: `pilothouse --help`, `version`, `models`, `doctor`,
+`keys`, `sandbox ...` and `mcp <server>` start without loading LangChain, LangGraph, the agents,
+ChromaDB or the A2A SDK. So this module, and every command module it registers, imports Typer,
+Rich, the settings and small helpers at its top, never an agent, a server or an SDK; a command
+imports what it runs inside its body, and the `mcp` and `sandbox` groups import a server's
+module only when that server is run or described (`cli_lazy`).
+`tests/interfaces/test_import_cost.py` holds the line; `bench/cli_latency.py` times it.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Coroutine
 from typing import Annotated, Any, NoReturn, cast
@@ -13,28 +21,22 @@ from rich.table import Table
 from rich.text import Text
 
 from pilothouse import __version__
-from pilothouse.agents.supervisor import SUPERVISOR
 from pilothouse.config import PROVIDERS, Settings
 from pilothouse.errors import PilothouseError
 from pilothouse.evals.cli import eval_command
-from pilothouse.interfaces.cli_threads import (
+from pilothouse.interfaces.cli_common import (
+    EXIT_CODES_HELP,
+    AgentOption,
     CommandLineMisuse,
-    agent_help,
-    checked_thread,
-    chosen_agent,
-    claim_thread,
+    ExitCode,
+    ThreadOption,
 )
-from pilothouse.interfaces.cli_turns import EXIT_CODES_HELP, ExitCode
+from pilothouse.interfaces.cli_lazy import lazy_group
 from pilothouse.interfaces.doctor import doctor_command
-from pilothouse.interfaces.serve import serve_command
-from pilothouse.observability.operations import operations
-from pilothouse.sandbox.argocd.cli import sandbox_cli as argocd_sandbox_cli
-from pilothouse.sandbox.github.cli import sandbox_cli as github_sandbox_cli
-from pilothouse.tools.argocd.cli import mcp_cli as argocd_mcp_cli
-from pilothouse.tools.github.cli import mcp_cli as github_mcp_cli
+from pilothouse.interfaces.keys_cli import keys_cli
+from pilothouse.interfaces.serve_cli import serve_command
+from pilothouse.private_files import restrict_umask, secure_home
 from pilothouse.tools.rag.cli import index_command
-from pilothouse.tools.rag.cli import mcp_cli as rag_mcp_cli
-from pilothouse.tools.shell.cli import shell as shell_mcp_command
 
 app = typer.Typer(
     name="pilothouse",
@@ -46,34 +48,42 @@ app = typer.Typer(
 err = Console(stderr=True)
 out = Console()
 
+# A tool server's process loads its own server only (and `pilothouse --help` none of them).
 mcp_app = typer.Typer(help="Run a tool server (MCP, stdio or streamable HTTP).",
-                      no_args_is_help=True)
-mcp_app.add_typer(argocd_mcp_cli, name="argocd")
-mcp_app.command("shell")(shell_mcp_command)
-mcp_app.add_typer(rag_mcp_cli, name="rag")
-mcp_app.add_typer(github_mcp_cli, name="github")
+                      no_args_is_help=True, cls=lazy_group({
+                          "shell": "pilothouse.tools.shell.cli:shell",
+                          "argocd": "pilothouse.tools.argocd.cli:mcp_cli",
+                          "rag": "pilothouse.tools.rag.cli:mcp_cli",
+                          "github": "pilothouse.tools.github.cli:mcp_cli"}))
 app.add_typer(mcp_app, name="mcp")
 sandbox_app = typer.Typer(help="Run a sandbox that behaves like a real API (for demos and tests).",
-                          no_args_is_help=True)
-sandbox_app.add_typer(argocd_sandbox_cli, name="argocd")
-sandbox_app.add_typer(github_sandbox_cli, name="github")
+                          no_args_is_help=True, cls=lazy_group({
+                              "argocd": "pilothouse.sandbox.argocd.cli:sandbox_cli",
+                              "github": "pilothouse.sandbox.github.cli:sandbox_cli"}))
 app.add_typer(sandbox_app, name="sandbox")
 app.command("index")(index_command)
 app.command("doctor")(doctor_command)
 app.command("serve")(serve_command)
+app.add_typer(keys_cli, name="keys")
 app.command("eval")(eval_command)
 
 
 def load_settings() -> Settings:
-    """Settings from the environment, or a clear message and exit code 2."""
+    """Settings from the environment, its home checked owner-only; or a message and exit 2."""
     try:
-        return Settings.from_env()
+        settings = Settings.from_env()
+        secure_home(settings.home)
+        return settings
     except PilothouseError as error:
         fail(error, code=2)
 
 
 def run_async(settings: Settings, work: Coroutine[Any, Any, int | None]) -> int:
     """Run one command's async work with logging and tracing configured; errors exit clearly."""
+    import asyncio
+
+    from pilothouse.observability.operations import operations
+
     try:
         with operations(settings):
             return asyncio.run(work) or 0
@@ -109,11 +119,6 @@ def fail(error: PilothouseError, code: int | None = None) -> NoReturn:
     raise typer.Exit(code)
 
 
-AgentOption = Annotated[str | None, typer.Option("--agent", help=agent_help())]
-ThreadOption = Annotated[str | None, typer.Option(
-    "--thread", help="Continue this conversation (the id a previous command printed).")]
-
-
 @app.command(epilog=EXIT_CODES_HELP)
 def ask(
     question: Annotated[str | None, typer.Argument(
@@ -132,6 +137,7 @@ def ask(
 ) -> None:
     """Ask one question (or answer a pending approval), print the answer and exit."""
     from pilothouse.interfaces.cli_conversation import AskRequest, run_ask
+    from pilothouse.interfaces.cli_threads import checked_thread, chosen_agent
 
     try:
         request = AskRequest.checked(question, checked_thread(thread), chosen_agent(agent),
@@ -147,6 +153,7 @@ def ask(
 def chat(thread: ThreadOption = None, agent: AgentOption = None) -> None:
     """Chat interactively; a pending approval is asked first, and approvals inline."""
     from pilothouse.interfaces.cli_conversation import run_chat
+    from pilothouse.interfaces.cli_threads import checked_thread, chosen_agent
 
     try:
         thread, agent = checked_thread(thread), chosen_agent(agent)
@@ -162,7 +169,12 @@ def tui(
     agent: AgentOption = None,
 ) -> None:
     """Chat in the terminal UI: streaming answers, tool activity, approvals, conversations."""
+    import asyncio
+
+    from pilothouse.agents.supervisor import SUPERVISOR
+    from pilothouse.interfaces.cli_threads import checked_thread, chosen_agent, claim_thread
     from pilothouse.interfaces.tui import run_tui
+    from pilothouse.observability.operations import operations
 
     try:
         thread, requested = checked_thread(thread), chosen_agent(agent)
@@ -241,4 +253,5 @@ def version() -> None:
 
 def main(argv: list[str] | None = None) -> Any:
     """Console entry point."""
+    restrict_umask()  # state, caches and the tool servers this starts: owner-only files
     return app(args=argv if argv is not None else sys.argv[1:])

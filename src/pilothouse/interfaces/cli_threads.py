@@ -16,25 +16,16 @@ from pathlib import Path
 from pilothouse.agents.registry import SPECIALISTS
 from pilothouse.agents.supervisor import SUPERVISOR
 from pilothouse.config import Settings
-from pilothouse.errors import UserInputError
 from pilothouse.interfaces.api.registry import THREAD_ID, ConversationRegistry, new_thread_id
+from pilothouse.interfaces.cli_common import CommandLineMisuse
 
 #: `--agent auto` is the default: the supervisor, which routes to every configured agent.
 AUTO = "auto"
 
 
-class CommandLineMisuse(UserInputError):
-    """The command line asks for something that cannot work as written (exit code 2)."""
-
-
 def agent_names() -> tuple[str, ...]:
     """What `--agent` accepts besides `auto`: every specialist, and the supervisor."""
     return (*SPECIALISTS, SUPERVISOR)
-
-
-def agent_help() -> str:
-    return ("Who answers: supervisor (the default, also 'auto': routes to every configured "
-            "agent) or one specialist: " + ", ".join(SPECIALISTS) + ". A thread keeps its agent.")
 
 
 def chosen_agent(requested: str | None) -> str | None:

@@ -11,9 +11,9 @@ import json
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from enum import IntEnum
 from typing import Any, Protocol
 
+from pilothouse.interfaces.cli_common import ExitCode
 from pilothouse.interfaces.cli_threads import command_line
 from pilothouse.runtime.events import (
     ApprovalRequest,
@@ -23,22 +23,6 @@ from pilothouse.runtime.events import (
     TurnFailed,
     done_wire,
     event_as_json,
-)
-
-
-class ExitCode(IntEnum):
-    ANSWERED = 0
-    ERROR = 1
-    USAGE = 2
-    WAITING_FOR_APPROVAL = 3
-    TOOLS_FAILED = 4
-
-
-EXIT_CODES_HELP = (
-    "Exit codes: 0 answered; 1 error (the message says what to do); 2 usage (a wrong option, "
-    "an unknown agent, a thread of another agent, nothing to approve); 3 waiting for your "
-    "approval (the command to answer it is printed); 4 every tool call of the turn failed "
-    "(e.g. Argo CD unreachable: the answer explains the failure)."
 )
 
 

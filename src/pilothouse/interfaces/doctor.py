@@ -9,11 +9,14 @@ when every configured part works, 1 when any does not (a settings error is a row
 For the local model it goes as far as running it: a probe process loads the model and decodes
 one token (`local_probe`), so a llama.cpp build this CPU cannot run is named, with its fix,
 instead of crashing the first conversation.
+
+Registering the command loads only Typer, Rich, the settings and the checks' own module; what a
+check needs (HTTP clients, the memory budget) loads when `doctor` runs, and no check loads
+LangChain or the agents.
 """
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import json
 import os
@@ -39,9 +42,8 @@ from pilothouse.interfaces.doctor_checks import (
     model_endpoint_check,
     workspace_check,
 )
-from pilothouse.models.tokens import tiktoken_counter
+from pilothouse.models.tiktoken_offline import tiktoken_counter
 from pilothouse.models.windows import resolve_context_window
-from pilothouse.observability.memory import MemoryBudget
 
 
 def _data_dir(settings: Settings) -> Check:
@@ -88,12 +90,18 @@ def _model_runs(path: Path, threads: int | None) -> list[Check]:
 
 async def _reachable(settings: Settings) -> tuple[Check | None, Check, list[Check], Check]:
     """The checks that talk to a server, concurrently: doctor takes as long as the slowest."""
+    import asyncio
+
     return await asyncio.gather(model_endpoint_check(settings), database_check(settings),
                                 argocd_checks(settings), github_check(settings))
 
 
 def run_checks(settings: Settings) -> list[Check]:
     """Every check, in the order `doctor` shows them."""
+    import asyncio
+
+    from pilothouse.observability.memory_budget import MemoryBudget
+
     endpoint, database, argocd, github = asyncio.run(_reachable(settings))
     checks: list[Check] = [model_credentials(settings)]
     if endpoint is not None:

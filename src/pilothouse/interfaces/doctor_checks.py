@@ -5,12 +5,12 @@ the token), GitHub (the rate-limit endpoint, which does not count against the qu
 token), the model's endpoint and credentials, the workspace and the database. Every request
 has a short time limit (`PROBE_TIMEOUT_SECONDS`), so a closed port or a black-holed host is
 named in seconds; no credential appears in a row, since errors come from the API clients,
-whose messages pass their redactors.
+whose messages pass their redactors. The clients (httpx, the tool packages) are imported by the
+check that uses them: registering `doctor` must not load them.
 """
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import os
 import sqlite3
@@ -19,18 +19,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from pilothouse.config import DEFAULT_ARGOCD_INSTANCE, Settings
 from pilothouse.errors import PilothouseError
 from pilothouse.models.registry import PROVIDER_INFO
 from pilothouse.redaction import Redactor
 from pilothouse.runtime.database import conninfo, describe_url, is_postgres
-from pilothouse.tools.argocd.client import ArgoCDClient
-from pilothouse.tools.argocd.errors import ARGOCD, CREDENTIALS_HINT
-from pilothouse.tools.argocd.instances import instance_settings
-from pilothouse.tools.github.client import DEFAULT_API_URL, GitHubClient
-from pilothouse.tools.http_api.errors import ApiProfile, display_url, transport_error
 
 #: Seconds any one request of `doctor` may take (connect and answer).
 PROBE_TIMEOUT_SECONDS = 2.0
@@ -65,6 +58,10 @@ def failed(name: str, error: PilothouseError) -> Check:
 # -- Argo CD ----------------------------------------------------------------------------------
 async def argocd_checks(settings: Settings) -> list[Check]:
     """One row per Argo CD instance (ARGOCD_URL, then each of ARGOCD_INSTANCES)."""
+    import asyncio
+
+    from pilothouse.tools.argocd.instances import instance_settings
+
     targets = instance_settings(settings)
     if not targets:
         return [await argocd_check(settings)]
@@ -78,6 +75,10 @@ async def argocd_check(settings: Settings, name: str = "Argo CD",
                        prefix: str = "ARGOCD_") -> Check:
     """The server answers /api/version, and /api/v1/session/userinfo shows the token logged in
     (`prefix` names the instance's variables in the row)."""
+    from pilothouse.tools.argocd.client import ArgoCDClient
+    from pilothouse.tools.argocd.errors import ARGOCD, CREDENTIALS_HINT
+    from pilothouse.tools.http_api.errors import display_url
+
     if not settings.argocd_url:
         return Check(name, True, "not configured (ARGOCD_URL is not set)",
                      "Set ARGOCD_URL and ARGOCD_TOKEN to use the Argo CD agent, or start "
@@ -112,6 +113,9 @@ async def argocd_check(settings: Settings, name: str = "Argo CD",
 # -- GitHub -----------------------------------------------------------------------------------
 async def github_check(settings: Settings) -> Check:
     """GET /rate_limit with the token: reachability, the token, and the quota left."""
+    from pilothouse.tools.github.client import DEFAULT_API_URL, GitHubClient
+    from pilothouse.tools.http_api.errors import display_url
+
     name = "GitHub"
     if not settings.github_token and settings.github_api_url == DEFAULT_API_URL:
         return Check(name, True, "not configured (GITHUB_TOKEN is not set)",
@@ -191,6 +195,10 @@ def _model_endpoint(settings: Settings) -> tuple[str, str, dict[str, str]] | Non
 
 async def model_endpoint_check(settings: Settings) -> Check | None:
     """The model server answers (any HTTP answer but a rejected key counts as reachable)."""
+    import httpx
+
+    from pilothouse.tools.http_api.errors import ApiProfile, display_url, transport_error
+
     target = _model_endpoint(settings)
     if target is None:
         return None

@@ -8,22 +8,26 @@ runs just those, so agents scale out as separate services behind one supervisor.
 Every mode puts one authentication middleware in front of every route (REST API, web UI, A2A
 JSON-RPC and REST bindings): keys from PILOTHOUSE_API_KEYS / PILOTHOUSE_ADMIN_KEYS, or, without
 keys, this machine only, and then a non-loopback bind is refused before anything starts.
+Outside it, before any work, a Host/Origin guard (`http_guard`): a request must name this
+server (loopback names, the bound address, the public URL's host, PILOTHOUSE_ALLOWED_HOSTS),
+so a page on another site can neither rebind a name to it nor post to it from the browser.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 import socket
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any
+from urllib.parse import urlsplit
 
 import typer
 import uvicorn
 from rich.console import Console
+from rich.markup import escape
 from starlette.applications import Starlette
 
 from pilothouse.a2a.server import AgentEndpoint, a2a_app, agent_endpoint
@@ -31,15 +35,18 @@ from pilothouse.a2a.store import open_task_engine
 from pilothouse.agents.factory import open_agent_factory
 from pilothouse.agents.registry import AGENT_NAMES, SUPERVISOR, Topology, startup_failure
 from pilothouse.config import Settings
-from pilothouse.errors import ConfigurationError, PilothouseError
+from pilothouse.errors import ConfigurationError
+from pilothouse.http_guard import HostGuard, HostPolicy
 from pilothouse.interfaces.api.identity import KeyRing
+from pilothouse.interfaces.api.limits import ApiLimits
 from pilothouse.interfaces.api.security import (
     AuthMiddleware,
     BodyLimitMiddleware,
     check_exposure,
 )
-from pilothouse.interfaces.listen import listening_socket
+from pilothouse.interfaces.listen import header_timeout_protocol, listening_socket
 from pilothouse.models.registry import ModelSetup
+from pilothouse.private_files import restrict_umask
 from pilothouse.runtime.handle import AgentHandle
 from pilothouse.runtime.shared_locks import open_shared_locks
 from pilothouse.runtime.turn_locks import TurnLocks
@@ -54,10 +61,12 @@ class ServeApp:
     app: Any
     endpoints: list[AgentEndpoint]
     failed: dict[str, str]
+    hosts: HostPolicy | None = None
 
 
 def with_api(settings: Settings, a2a: Starlette, entry: AgentHandle, *, host: str,
-             keyring: KeyRing, locks: TurnLocks) -> Any:
+             keyring: KeyRing, locks: TurnLocks, limits: ApiLimits,
+             allowed_hosts: Sequence[str] = ()) -> Any:
     """The REST API and web UI at `/` over `entry`, the A2A routes behind them (and behind
     the API's authentication)."""
     from pilothouse.interfaces.api.app import create_api_app
@@ -68,8 +77,10 @@ def with_api(settings: Settings, a2a: Starlette, entry: AgentHandle, *, host: st
         yield entry  # already open: the serve process owns its lifetime
 
     return create_api_app(open_agent, keyring=keyring, bind_host=host, locks=locks,
+                          limits=limits,
                           max_body_bytes=settings.api_max_body_bytes,
-                          cors_origins=settings.cors_origins,
+                          body_timeout_seconds=settings.api_body_timeout_seconds,
+                          cors_origins=settings.cors_origins, allowed_hosts=allowed_hosts,
                           open_registry=lambda: open_registry(settings), fallback=a2a)
 
 
@@ -102,6 +113,10 @@ async def open_serve_app(
     keyring = KeyRing.parse(settings.api_keys if api_keys is None else api_keys,
                             settings.admin_keys)
     check_exposure(keyring, host)
+    # The names a request may give as Host: the settings' and the one agent cards advertise.
+    allowed_hosts = [*settings.allowed_hosts, *filter(None, [urlsplit(public_url).hostname])]
+    hosts = HostPolicy.for_server(host, allowed_hosts, cors_origins=settings.cors_origins)
+    limits = ApiLimits.from_settings(settings)  # one set per process, whichever door
     topology = topology or Topology.from_settings(settings)
     names = agents_to_run(agents, topology)
     async with AsyncExitStack() as stack:
@@ -135,7 +150,8 @@ async def open_serve_app(
         if not served:
             raise ConfigurationError("No agent could start.", hint="See the errors above.")
         endpoints = [await agent_endpoint(a, engine, public_url, locks=locks,
-                                          requires_key=bool(keyring))
+                                          requires_key=bool(keyring),
+                                          new_conversations=limits.new_conversations)
                      for a in served.values()]
         for endpoint in endpoints:
             # Also here: a lifespan of the A2A app does not run when it sits behind the API.
@@ -144,12 +160,15 @@ async def open_serve_app(
         app: Any = a2a_app(endpoints, entry=entry)
         if api:
             app = with_api(settings, app, served[entry], host=host, keyring=keyring,
-                           locks=locks)
+                           locks=locks, limits=limits, allowed_hosts=allowed_hosts)
         else:
             # The same limit as the API's: an A2A message is read whole into memory and the
             # task store, so an unbounded one costs memory and disk before anything checks it.
-            app = AuthMiddleware(BodyLimitMiddleware(app, settings.api_max_body_bytes), keyring)
-        yield ServeApp(app, endpoints, failed)
+            app = AuthMiddleware(BodyLimitMiddleware(app, settings.api_max_body_bytes,
+                                                     settings.api_body_timeout_seconds), keyring,
+                                 failures=limits.auth_failures)
+            app = HostGuard(app, hosts)  # outermost: a foreign Host or Origin does no work
+        yield ServeApp(app, endpoints, failed, hosts)
 
 
 async def relax_sqlite_sync(checkpointer: object) -> None:
@@ -187,61 +206,27 @@ async def run_server(settings: Settings, *, host: str, port: int, public_url: st
                       f"({len(endpoint.agent.tools)} skills)", highlight=False)
         if api:
             err.print(f"REST API and web UI at {public_url}/", highlight=False)
+        if served.hosts is not None:
+            err.print(f"Answers to Host names: {escape(served.hosts.describe())} "
+                      f"(more: PILOTHOUSE_ALLOWED_HOSTS)", highlight=False)
         for name, reason in served.failed.items():
             err.print(f"[red]{name} not started:[/] {reason}", highlight=False)
         if not agents:  # by default every configured agent runs: say which are not, and why
             for name, reason in Topology.from_settings(settings).left_out().items():
                 err.print(f"[yellow]{name} not started:[/] {reason}", highlight=False)
+        # A client gets so long for each request head (uvicorn has no such limit of its own).
         config = uvicorn.Config(served.app, host=host, port=port, lifespan="on", ws="none",
-                                log_level=settings.log_level.lower(), access_log=False)
+                                log_level=settings.log_level.lower(), access_log=False,
+                                http=header_timeout_protocol(settings.api_header_timeout_seconds))
         with sock:
             await uvicorn.Server(config).serve(sockets=[sock])
 
 
-def serve_command(
-    port: Annotated[int | None, typer.Option(
-        min=1, max=65535, help="Port to listen on [default: PILOTHOUSE_API_PORT or 8080].",
-        show_default=False)] = None,
-    host: Annotated[str | None, typer.Option(
-        help="Interface to bind, 0.0.0.0 in a container [default: PILOTHOUSE_API_HOST or "
-             "127.0.0.1].", show_default=False)] = None,
-    agent: Annotated[list[str] | None, typer.Option(
-        "--agent", help="Run only this agent (repeatable): argocd, github, devops, supervisor.",
-    )] = None,
-    public_url: Annotated[str | None, typer.Option(
-        help="Base URL others reach this server at (agent cards advertise it).")] = None,
-    api: Annotated[bool | None, typer.Option(
-        "--api/--no-api", help="The REST API and web UI at / (default: when the supervisor "
-                               "runs here).")] = None,
-    api_keys: Annotated[str, typer.Option(
-        envvar="PILOTHOUSE_API_KEYS", show_envvar=True,
-        help="Comma-separated API keys, each name=key or a bare key; every route that does "
-             "work requires one (needed off 127.0.0.1).")] = "",
-) -> None:
-    """Serve the supervisor and agents over A2A (each at /a2a/<name>/) until Ctrl-C."""
-    from pilothouse.observability.logging import configure_logging
-    from pilothouse.redaction import Redactor
-
-    err = Console(stderr=True, soft_wrap=True)  # an error stays one line, whatever the width
-    try:
-        settings = Settings.from_env()
-        configure_logging(settings.log_level, settings.log_json,
-                          redactor=Redactor(settings.secret_values()))
-        host = host or settings.api_host
-        port = port or settings.api_port
-        url = (public_url or default_public_url(host, port)).rstrip("/")
-        keys = [k.strip() for k in api_keys.split(",") if k.strip()]
-        with_api_ui = api if api is not None else (not agent or SUPERVISOR in agent)
-        asyncio.run(run_server(settings, host=host, port=port, public_url=url, agents=agent,
-                               api=with_api_ui, api_keys=keys, err=err))
-    except PilothouseError as error:
-        hint = f" [yellow]What to do:[/] {error.hint}" if error.hint else ""
-        err.print(f"[bold red]Error:[/] {error.message}{hint}", highlight=False)
-        raise typer.Exit(2) from None
-
-
 def main() -> None:
     """`python -m pilothouse.interfaces.serve`: the same as `pilothouse serve`."""
+    from pilothouse.interfaces.serve_cli import serve_command
+
+    restrict_umask()  # as `pilothouse` does: what the server and its tools create is private
     typer.run(serve_command)
 
 

@@ -1,18 +1,24 @@
-"""`provider:model` -> a LangChain chat model, its context window and its token counter."""
+"""`provider:model` -> a LangChain chat model, its context window and its token counter.
+
+`PROVIDER_INFO` is read by `pilothouse models` and `doctor`, which do not build a model: so
+LangChain and the token counters are imported where a model is built, not at the top.
+"""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-from langchain_core.language_models import BaseChatModel
+from typing import TYPE_CHECKING, Any
 
 from pilothouse.config import Settings
 from pilothouse.errors import ConfigurationError
-from pilothouse.models.tokens import TokenCounter, build_token_counter
 from pilothouse.models.windows import ContextWindow, resolve_context_window
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from pilothouse.models.tokens import TokenCounter
 
 
 @dataclass(frozen=True)
@@ -198,6 +204,8 @@ def setup_model(
     progress: Callable[[int, int], None] | None = None,
 ) -> ModelSetup:
     """Build (or wrap a given) chat model with its window and the best token counter."""
+    from pilothouse.models.tokens import build_token_counter
+
     model = chat_model if chat_model is not None else build_chat_model(settings, progress)
     window = resolve_context_window(settings, model)
     if local_counter is None and settings.provider == "local" and chat_model is None:

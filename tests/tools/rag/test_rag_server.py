@@ -52,8 +52,9 @@ def repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def other_repo(tmp_path: Path) -> Path:
-    other = tmp_path / "infra"
+def other_repo(repo: Path) -> Path:
+    """A folder inside the workspace (`repo`): the server indexes nothing outside it."""
+    other = repo / "infra"
     other.mkdir()
     (other / "backup.sh").write_text("#!/bin/sh\nbackup_db() {\n  pg_dump prod > /b/db.sql\n}\n")
     return other.resolve()
@@ -155,7 +156,7 @@ async def test_errors_come_back_as_tool_errors_that_say_what_to_do(
     server_for: ServerFor, repo: Path, tmp_path: Path
 ) -> None:
     async with Client(server_for(repo)) as client:
-        missing = await client.call_tool("index_directory", {"path": str(tmp_path / "gone")})
+        missing = await client.call_tool("index_directory", {"path": str(repo / "gone")})
         bad_filter = await client.call_tool(
             "retrieve_code_context", {"query": "limits", "path_filter": "*.java"}
         )

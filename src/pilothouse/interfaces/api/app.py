@@ -14,9 +14,11 @@ from fastapi_offline import FastAPIOffline
 from starlette.types import ASGIApp
 
 from pilothouse import __version__
+from pilothouse.http_guard import HostGuard, HostPolicy
 from pilothouse.interfaces.api import conversations, operations
 from pilothouse.interfaces.api.errors import install_error_handlers
 from pilothouse.interfaces.api.identity import KeyRing
+from pilothouse.interfaces.api.limits import ApiLimits
 from pilothouse.interfaces.api.registry import ConversationRegistry, ConversationStore
 from pilothouse.interfaces.api.runtime import ApiRuntime, describe_agent
 from pilothouse.interfaces.api.security import AuthMiddleware, BodyLimitMiddleware, check_exposure
@@ -53,9 +55,12 @@ def create_api_app(
     admin_keys: Sequence[str] = (),
     keyring: KeyRing | None = None,
     max_body_bytes: int = 64_000,
+    body_timeout_seconds: float = 30.0,
     cors_origins: Sequence[str] = (),
+    allowed_hosts: Sequence[str] = (),
     fallback: ASGIApp | None = None,
     locks: TurnLocks | None = None,
+    limits: ApiLimits | None = None,
 ) -> FastAPI:
     """The REST API and web UI over the agent that `open_agent()` yields.
 
@@ -65,14 +70,19 @@ def create_api_app(
 
     Callers are identified by `api_keys` / `admin_keys` (entries `name=key` or `key`), or by
     a `keyring` already checked against `bind_host` by the caller; without keys the app
-    refuses a non-loopback `bind_host` (ConfigurationError). `fallback` serves every path the
-    API does not (e.g. the A2A routes of `pilothouse serve`), behind the same authentication;
-    its own lifespan is not run, so open what it needs before serving. `locks` are the
-    process's running turns, shared with any other door to the same conversations.
+    refuses a non-loopback `bind_host` (ConfigurationError). Before anything else
+    (`http_guard`), a request names the server in `Host` (loopback, `bind_host` or one of
+    `allowed_hosts`, else 421) and, from a browser, comes from its own page, a name of
+    `allowed_hosts` or one of `cors_origins` (else 403). `fallback` serves every path the API
+    does not (e.g. the A2A routes of `pilothouse serve`), behind the same checks; its own
+    lifespan is not run, so open what it needs before serving. `locks` are the process's
+    running turns, shared with any other door to the same conversations; `limits`
+    its rate limits (default: the settings' defaults), shared the same way.
     """
     if keyring is None:
         keyring = KeyRing.parse(api_keys, admin_keys)
         check_exposure(keyring, bind_host)
+    hosts = HostPolicy.for_server(bind_host, allowed_hosts, cors_origins=cors_origins)
     turn_locks = locks or TurnLocks()
     metrics = _metrics()
 
@@ -103,6 +113,7 @@ def create_api_app(
     app.state.api_keys = keyring.names  # what the page needs to know: are keys required
     app.state.runtime = None
     app.state.metrics = metrics
+    app.state.limits = limits = limits or ApiLimits()
     install_error_handlers(app)
     app.include_router(operations.router)
     app.include_router(conversations.router)
@@ -115,8 +126,9 @@ def create_api_app(
     # Added innermost first: the body limit and authentication run inside CORS (so a 413 or
     # 401 still carries CORS headers), authentication before a body is read, and the request
     # metrics see every response, including rejections.
-    app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
-    app.add_middleware(AuthMiddleware, keyring=keyring)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes,
+                       timeout=body_timeout_seconds)
+    app.add_middleware(AuthMiddleware, keyring=keyring, failures=limits.auth_failures)
     if cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins),
                            allow_methods=["GET", "POST", "DELETE"],
@@ -126,4 +138,7 @@ def create_api_app(
         from pilothouse.interfaces.api.metrics import RequestMetricsMiddleware
 
         app.add_middleware(RequestMetricsMiddleware, metrics=metrics)
+    # Outermost: a request for a name this server does not answer to (DNS rebinding) or from
+    # another site's page does no work at all, not even a metric.
+    app.add_middleware(HostGuard, policy=hosts)
     return app

@@ -7,15 +7,16 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Response
 from pydantic import BaseModel, Field
 
-from pilothouse.a2a.namespaces import is_reserved
 from pilothouse.agents.registry import SPECIALISTS
 from pilothouse.interfaces.api.errors import ApiError
 from pilothouse.interfaces.api.history import render_history
 from pilothouse.interfaces.api.identity import Identity
-from pilothouse.interfaces.api.runtime import ApiRuntime, get_runtime, not_found, valid_thread_id
+from pilothouse.interfaces.api.limits import Limits
+from pilothouse.interfaces.api.runtime import ApiRuntime, get_runtime
 from pilothouse.interfaces.api.security import current_identity
 from pilothouse.interfaces.api.streaming import EventStreamResponse
 from pilothouse.runtime.events import ApprovalRequest
+from pilothouse.runtime.input_limits import MAX_ID_CHARS, MAX_MESSAGE_CHARS
 from pilothouse.runtime.session import ApprovalDecision
 from pilothouse.runtime.subagent import subagent_thread
 
@@ -41,7 +42,7 @@ class NewConversation(BaseModel):
 class Question(BaseModel):
     """Body of `POST /conversations/{id}/ask`."""
 
-    question: str = Field(min_length=1, max_length=20_000)
+    question: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
 
 
 class Decision(BaseModel):
@@ -50,8 +51,9 @@ class Decision(BaseModel):
     decision: Literal["approve", "reject"]
     message: str | None = Field(None, max_length=4_000,
                                 description="Why it was rejected; the agent reads it.")
-    interrupt_id: str | None = Field(None, description="Answer this approval only "
-                                                       "(default: every pending one).")
+    interrupt_id: str | None = Field(None, max_length=MAX_ID_CHARS,
+                                     description="Answer this approval only (default: every "
+                                                 "pending one).")
 
 
 class ConversationOut(BaseModel):
@@ -96,8 +98,9 @@ def _pending(events: list[ApprovalRequest]) -> list[PendingApproval]:
 
 
 @router.post("", status_code=201, response_model=ConversationOut)
-async def create_conversation(runtime: Runtime, caller: Caller,
+async def create_conversation(runtime: Runtime, caller: Caller, limits: Limits,
                               body: NewConversation | None = None) -> dict[str, Any]:
+    limits.count_new_conversation(caller)  # 429 past PILOTHOUSE_NEW_CONVERSATIONS_PER_MINUTE
     record = await runtime.registry.create(body.title if body else "", owner=caller.name)
     return record.as_json()
 
@@ -122,8 +125,6 @@ async def list_conversations(runtime: Runtime, caller: Caller,
 async def read_conversation(thread_id: str, runtime: Runtime,
                             caller: Caller) -> dict[str, Any]:
     record = await runtime.find(thread_id, caller, read=True)
-    if record is None:
-        raise not_found(thread_id)
     conversation = runtime.conversation(thread_id)
     return {**record.as_json(), "messages": render_history(await conversation.history()),
             "pending": _pending(await conversation.pending())}
@@ -132,8 +133,7 @@ async def read_conversation(thread_id: str, runtime: Runtime,
 @router.delete("/{thread_id}", status_code=204)
 async def delete_conversation(thread_id: str, runtime: Runtime,
                               caller: Caller) -> Response:
-    if await runtime.find(thread_id, caller) is None:
-        raise not_found(thread_id)
+    await runtime.find(thread_id, caller)
     lease = await runtime.claim(thread_id)  # never delete under a running answer
     try:
         checkpointer = runtime.graph.checkpointer
@@ -150,8 +150,7 @@ async def delete_conversation(thread_id: str, runtime: Runtime,
 @router.get("/{thread_id}/pending", response_model=PendingOut)
 async def pending_approvals(thread_id: str, runtime: Runtime,
                             caller: Caller) -> dict[str, Any]:
-    if await runtime.find(thread_id, caller, read=True) is None:
-        return {"pending": []}
+    await runtime.find(thread_id, caller, read=True)
     return {"pending": _pending(await runtime.conversation(thread_id).pending())}
 
 
@@ -159,11 +158,13 @@ async def pending_approvals(thread_id: str, runtime: Runtime,
              status_code=200)
 async def ask(thread_id: str, body: Question, runtime: Runtime,
               caller: Caller) -> EventStreamResponse:
-    """Ask in the caller's conversation `thread_id` (a new id starts one)."""
-    if is_reserved(valid_thread_id(thread_id)):
-        raise ApiError(400, f"Conversation ids starting with {thread_id.split(':')[0]}: are "
-                            "reserved for agents.", "Use POST /conversations for a new id.")
-    await runtime.find(thread_id, caller)  # another's: 404 before it can look busy
+    """Ask in the caller's conversation `thread_id`, created by `POST /conversations`.
+
+    An id that is not the caller's conversation, whether it exists or not, is the same 404
+    before anything else (it could otherwise look busy): asking never creates a conversation,
+    so ids are neither probed nor claimed this way (and `POST /conversations` holds the quota).
+    """
+    await runtime.find(thread_id, caller)
     conversation = runtime.conversation(thread_id)
     lease = await runtime.claim(thread_id)
     try:
@@ -186,7 +187,7 @@ async def ask(thread_id: str, body: Question, runtime: Runtime,
 async def decide(thread_id: str, body: Decision, runtime: Runtime,
                  caller: Caller) -> EventStreamResponse:
     """Answer an approval: only the identity that owns the conversation may."""
-    await runtime.find(thread_id, caller)  # another's: 404; none: nothing waits (409 below)
+    await runtime.find(thread_id, caller)  # another's or none: the same 404
     conversation = runtime.conversation(thread_id)
     lease = await runtime.claim(thread_id)
     try:

@@ -10,7 +10,6 @@ started it); a row from before owners existed belongs to the anonymous local ide
 
 from __future__ import annotations
 
-import re
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -24,9 +23,10 @@ import aiosqlite
 
 from pilothouse.a2a.namespaces import ANONYMOUS
 from pilothouse.errors import ConfigurationError
+from pilothouse.runtime.input_limits import ID_PATTERN
 
 TITLE_LIMIT = 80
-THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
+THREAD_ID = ID_PATTERN  # the one id rule of every door (runtime.input_limits)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (

@@ -12,11 +12,12 @@ from langgraph.graph.state import CompiledStateGraph
 from pilothouse.a2a.namespaces import is_reserved
 from pilothouse.interfaces.api.errors import ApiError
 from pilothouse.interfaces.api.identity import Identity
-from pilothouse.interfaces.api.registry import THREAD_ID, ConversationRecord, ConversationStore
+from pilothouse.interfaces.api.registry import ConversationRecord, ConversationStore
 from pilothouse.interfaces.api.streaming import StreamObserver
 from pilothouse.redaction import redact
 from pilothouse.runtime.database import outage
 from pilothouse.runtime.handle import AgentHandle
+from pilothouse.runtime.input_limits import MAX_ID_CHARS, id_problem
 from pilothouse.runtime.session import Conversation
 from pilothouse.runtime.turn_locks import ConversationBusy, TurnLease, TurnLocks
 
@@ -58,14 +59,23 @@ class ApiRuntime:
                            "then retry.") from None
 
     async def find(self, thread_id: str, caller: Identity, *,
-                   read: bool = False) -> ConversationRecord | None:
-        """The conversation `thread_id` as `caller` may use it, None when it does not exist.
+                   read: bool = False) -> ConversationRecord:
+        """The conversation `thread_id` as `caller` may use it, or the one 404 of `not_found`.
 
-        Another identity's conversation is a 404, as if it did not exist, so ids do not leak
-        (an admin may read, with `read=True`, but not act). Threads of A2A callers and of
-        sub-agents are never reachable here. A thread with messages but not listed was started
-        elsewhere (`pilothouse ask --thread`, an older version): the anonymous local caller
-        takes it over; an identity with a key cannot claim what it did not start.
+        "Not yours" and "not there" get the same status and body (and the same single lookup
+        of the conversation list), so ids cannot be probed: another identity's conversation,
+        an id nobody used, a thread of an A2A caller or of a sub-agent all answer alike. An
+        admin may read another's (`read=True`) but not act on it. A conversation exists once
+        `POST /conversations` created it (with a random id); asking on an id it did not
+        create is this 404 too, never a new conversation under a name the caller chose.
+
+        One exception: the anonymous local caller takes over a thread that has messages but
+        is not listed (started by `pilothouse ask --thread`, or an older version). That is no
+        oracle: the anonymous caller exists only while no key is configured, when it is the
+        only identity and requests come from this machine alone; such a thread was written
+        by this machine's CLI into the same store; a listed thread of a named identity (from
+        a run with keys) stays a 404; reserved threads are never taken. Callers with a key
+        never look past the list, so an unlisted thread is a plain 404 for them.
         """
         valid_thread_id(thread_id)
         if is_reserved(thread_id):
@@ -75,9 +85,7 @@ class ApiRuntime:
             if record.owner == caller.name or (read and caller.admin):
                 return record
             raise not_found(thread_id)
-        if not await self.conversation(thread_id).history():
-            return None
-        if caller.anonymous:
+        if caller.anonymous and await self.conversation(thread_id).history():
             return await self.registry.touch(thread_id, owner=caller.name)
         raise not_found(thread_id)
 
@@ -111,14 +119,15 @@ def get_runtime(request: Request) -> ApiRuntime:
 
 
 def not_found(thread_id: str) -> ApiError:
-    return ApiError(404, f"There is no conversation {thread_id[:80]}.",
-                    "List your conversations with GET /conversations, or create one.")
+    """The one answer for a conversation the caller may not use, whether or not it exists."""
+    return ApiError(404, f"There is no conversation {thread_id[:MAX_ID_CHARS]}.",
+                    "List your conversations with GET /conversations, or start a new one "
+                    "with POST /conversations and use the id it returns.")
 
 
 def valid_thread_id(thread_id: str) -> str:
-    """The path's thread id, or a 400 that says what an id looks like."""
-    if not THREAD_ID.match(thread_id):
-        raise ApiError(400, f"{thread_id[:80]!r} is not a valid conversation id.",
-                       "Use the id from POST /conversations: letters, digits, '-', '_', '.', "
-                       "':', at most 64 characters.")
+    """The path's thread id, or a 400 that says what an id looks like (the same for anyone)."""
+    problem = id_problem(thread_id, "conversation id")
+    if problem is not None:
+        raise ApiError(400, problem, "Use the id from POST /conversations.")
     return thread_id

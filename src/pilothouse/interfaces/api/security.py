@@ -8,6 +8,9 @@ conversation data: health and readiness probes, the page shell and its assets, t
 description and the agent cards (which declare the bearer scheme). `/metrics` is open to this
 machine, and to other hosts with a key. Request bodies are bounded before the app reads them.
 
+An address that sends too many wrong keys (PILOTHOUSE_AUTH_FAILURES_PER_MINUTE) is answered 429
+with `Retry-After` before its next key is compared: guessing costs the server nothing more.
+
 An API that runs shell commands after approval must not be open to a network by accident, so
 without keys `pilothouse serve` refuses to start on anything but a loopback address, and
 refuses requests that do not come from this machine (a reverse proxy on the same host would
@@ -16,20 +19,23 @@ otherwise turn it into an open service).
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
 import logging
 import re
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.authentication import AuthCredentials, UnauthenticatedUser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pilothouse.config import Settings
 from pilothouse.errors import ConfigurationError, error_body
 from pilothouse.interfaces.api.errors import ApiError
 from pilothouse.interfaces.api.identity import LOCAL, Identity, KeyRing
+from pilothouse.rate_limit import RateLimiter, retry_after
 
 logger = logging.getLogger("pilothouse.api")
 
@@ -42,6 +48,8 @@ METRICS = "/metrics"
 # Declares the scheme in the OpenAPI description; the middleware does the checking.
 _bearer = HTTPBearer(auto_error=False, description="An API key from PILOTHOUSE_API_KEYS.")
 KEY_HINT = "Send 'Authorization: Bearer <key>' with a key from PILOTHOUSE_API_KEYS."
+#: The window of PILOTHOUSE_AUTH_FAILURES_PER_MINUTE.
+MINUTE = 60.0
 
 
 def is_loopback(host: str | None) -> bool:
@@ -66,8 +74,8 @@ def check_exposure(keyring: KeyRing, bind_host: str) -> None:
         raise ConfigurationError(
             f"No API keys are configured, so Pilothouse may only listen on 127.0.0.1, "
             f"not {bind_host}.",
-            hint="Set PILOTHOUSE_API_KEYS=<name>=<key>[,...] to serve other hosts, "
-                 "or bind to 127.0.0.1.",
+            hint="Set PILOTHOUSE_API_KEYS=<name>=<key>[,...] to serve other hosts "
+                 "(`pilothouse keys new --name NAME` prints an entry), or bind to 127.0.0.1.",
         )
     logger.warning(
         "No API keys configured: the API accepts unauthenticated requests from this machine "
@@ -89,11 +97,19 @@ def _bearer_token(scope: Scope) -> str | None:
 
 
 class AuthMiddleware:
-    """Sets `scope["user"]` to the caller's `Identity`, or refuses the request (401/403)."""
+    """Sets `scope["user"]` to the caller's `Identity`, or refuses the request (401/403, 429
+    for an address over its wrong-key limit).
 
-    def __init__(self, app: ASGIApp, keyring: KeyRing) -> None:
+    `failures` counts wrong keys per client address (default: the setting's default per
+    minute); give the one of `ApiLimits` so every door of a process shares it.
+    """
+
+    def __init__(self, app: ASGIApp, keyring: KeyRing,
+                 failures: RateLimiter | None = None) -> None:
         self.app = app
         self.keyring = keyring
+        self.failures = (failures if failures is not None
+                         else RateLimiter(Settings.auth_failures_per_minute, MINUTE))
 
     def authenticate(self, scope: Scope) -> Identity | ApiError:
         """The caller's identity, or the error that refuses it."""
@@ -105,9 +121,21 @@ class AuthMiddleware:
                             "Call it from 127.0.0.1, or configure PILOTHOUSE_API_KEYS.")
         token = _bearer_token(scope)
         if token is None:
-            return _unauthorized("Missing API key.")
+            return _unauthorized("Missing API key.")  # not a guess: not counted
+        address = _client_address(scope)
+        wait = self.failures.blocked(address)
+        if wait is not None:  # refused before any comparison: a further guess learns nothing
+            return too_many(f"Too many wrong API keys from {address}.",
+                            "Wait, then send a key from the server's PILOTHOUSE_API_KEYS.",
+                            wait)
         identity = self.keyring.identify(token)
-        return identity if identity is not None else _unauthorized("Invalid API key.")
+        if identity is not None:
+            return identity
+        if self.failures.hit(address) is None and self.failures.blocked(address) is not None:
+            logger.warning("%s sent %d wrong API keys within a minute; its requests with a "
+                           "key are refused (429) until it slows down.", address,
+                           self.failures.limit)
+        return _unauthorized("Invalid API key.")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -133,6 +161,19 @@ def _from_loopback(scope: Scope) -> bool:
     return is_loopback(client[0] if client else None)
 
 
+def _client_address(scope: Scope) -> str:
+    # uvicorn has already replaced a trusted local proxy's address with X-Forwarded-For's.
+    client = scope.get("client")
+    return str(client[0]) if client else "an unknown address"
+
+
+def too_many(error: str, suggestion: str, wait: float) -> ApiError:
+    """A 429 that says when to come back, in `Retry-After` and in the suggestion."""
+    after = retry_after(wait)
+    return ApiError(429, error, f"{suggestion} Retry after {after} s.",
+                    headers={"Retry-After": after})
+
+
 def _unauthorized(error: str) -> ApiError:
     return ApiError(401, error, KEY_HINT, headers={"WWW-Authenticate": "Bearer"})
 
@@ -153,15 +194,21 @@ def current_identity(
 
 
 class BodyLimitMiddleware:
-    """Answers 413 for a request body over `max_bytes`, read before the app sees it.
+    """Answers 413 for a request body over `max_bytes`, 408 for one not complete within
+    `timeout` seconds, both read before the app sees it.
 
     The body is buffered (it is small by construction) and replayed to the app, so the limit
-    holds for chunked uploads without a Content-Length too.
+    holds for chunked uploads without a Content-Length too. The time limit is for the whole
+    body, not per chunk: a client trickling a byte a second would otherwise hold a connection
+    and a buffer for as long as it likes. (uvicorn has no such limit; the request head's is
+    in `interfaces.listen`.) The 408 closes the connection: the rest of the body is not read.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int,
+                 timeout: float = Settings.api_body_timeout_seconds) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.timeout = timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
@@ -172,18 +219,19 @@ class BodyLimitMiddleware:
             await self._too_large(send)
             return
         chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunks.append(message.get("body", b""))
-            size += len(chunks[-1])
-            if size > self.max_bytes:
-                await self._too_large(send)
-                return
-            if not message.get("more_body", False):
-                break
+        try:
+            async with asyncio.timeout(self.timeout):
+                read = await self._read(receive, chunks)
+        except TimeoutError:
+            await self._refuse(send, 408, f"The request body did not arrive within "
+                                          f"{self.timeout:g} s.",
+                               "Send the whole body at once (it is small), or raise "
+                               "PILOTHOUSE_API_BODY_TIMEOUT for a slow link.")
+            return
+        if read == "too large":
+            await self._too_large(send)
+        if read != "complete":
+            return  # answered, or the client went away
         replayed = False
 
         async def replay() -> Message:
@@ -195,12 +243,31 @@ class BodyLimitMiddleware:
 
         await self.app(scope, replay, send)
 
+    async def _read(self, receive: Receive,
+                    chunks: list[bytes]) -> Literal["complete", "too large", "gone"]:
+        """Read the body into `chunks`, stopping as soon as it is over the limit."""
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return "gone"
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self.max_bytes:
+                return "too large"
+            if not message.get("more_body", False):
+                return "complete"
+
     async def _too_large(self, send: Send) -> None:
-        body = json.dumps(error_body(
-            f"The request body is larger than {self.max_bytes:,} bytes.",
-            "Send a shorter question, or raise PILOTHOUSE_API_MAX_BODY_BYTES.",
-        )).encode()
-        await send({"type": "http.response.start", "status": 413, "headers": [
-            (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-        ]})
+        await self._refuse(send, 413, f"The request body is larger than {self.max_bytes:,} "
+                                      "bytes.",
+                           "Send a shorter question, or raise PILOTHOUSE_API_MAX_BODY_BYTES.")
+
+    async def _refuse(self, send: Send, status: int, error: str, suggestion: str) -> None:
+        body = json.dumps(error_body(error, suggestion)).encode()
+        headers = [(b"content-type", b"application/json"),
+                   (b"content-length", str(len(body)).encode())]
+        if status == 408:
+            headers.append((b"connection", b"close"))  # the unread rest must not be parsed
+        await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})

@@ -15,9 +15,11 @@ from typing import Annotated, Any
 import typer
 from mcp.server.mcpserver import MCPServer
 from rich.console import Console
+from rich.markup import escape
 
 from pilothouse.config import Settings
 from pilothouse.errors import PilothouseError
+from pilothouse.tools.mcp_http import mcp_http
 from pilothouse.tools.tool_filter import (
     ExcludeToolsOption,
     ReadOnlyOption,
@@ -63,6 +65,8 @@ def serve_app(name: str, *, title: str, help: str, default_port: int,
                                         tools=tools, exclude_tools=exclude_tools)
             # `build` applies the filter: a name it does not know ends the command here.
             server = build(settings)
+            http = (mcp_http(server, settings, host=host, port=port)
+                    if transport is Transport.http else None)
         except PilothouseError as error:
             err.print(f"[bold red]Error:[/] {error.message}")
             if error.hint:
@@ -71,10 +75,10 @@ def serve_app(name: str, *, title: str, help: str, default_port: int,
         lacking = notice(settings)
         if lacking:
             err.print(f"[yellow]{lacking}[/]")
-        if transport is Transport.stdio:
+        if http is None:
             server.run("stdio")
         else:
-            err.print(f"{title} MCP server at http://{host}:{port}/mcp")
-            server.run("streamable-http", host=host, port=port)
+            err.print(f"{title} MCP server at {escape(http.summary())}", highlight=False)
+            http.run(settings.log_level)
 
     return app

@@ -1,7 +1,7 @@
 """Command-line entry points: `pilothouse index PATH` and `pilothouse mcp rag`.
 
 The main CLI mounts them with `app.command("index")(index_command)` and
-`mcp_app.add_typer(mcp_cli, name="rag")`. Heavy modules (ChromaDB, onnxruntime, the MCP server)
+`mcp_app.add_typer(mcp_cli, name="rag")`. Heavy modules (ChromaDB, onnxruntime, the MCP SDK)
 are imported inside the commands, so mounting them costs the CLI's start-up nothing. Settings
 come from `Settings.from_env`, the only reader of the environment; `--home` overrides where the
 index is stored.
@@ -14,19 +14,14 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from pilothouse.config import Settings
 from pilothouse.errors import ConfigurationError, PilothouseError, UserInputError
-from pilothouse.tools.tool_filter import (
-    ExcludeToolsOption,
-    ReadOnlyOption,
-    ToolsOption,
-    apply_tool_filter,
-    filter_for,
-    with_cli_filters,
-)
+from pilothouse.private_files import secure_home
+from pilothouse.tools.filter_options import ExcludeToolsOption, ReadOnlyOption, ToolsOption
 
 if TYPE_CHECKING:
     from pilothouse.tools.rag.index import IndexReport
@@ -38,6 +33,16 @@ _out = Console()
 def store_dir(home: Path | None) -> Path:
     """Where the code index lives: `<home>/rag`, home defaulting to the configured one."""
     return (home if home is not None else _settings().home).expanduser() / "rag"
+
+
+def private_store(home: Path | None) -> Path:
+    """`store_dir(home)`, after the start-up check that the home's state is owner-only."""
+    store = store_dir(home)
+    try:
+        secure_home(store.parent)
+    except PilothouseError as error:
+        _fail(error, code=2)
+    return store
 
 
 def _settings() -> Settings:
@@ -117,7 +122,7 @@ def index_command(
     """Index a folder's code for retrieval (incremental: only changed files are re-embedded)."""
     from pilothouse.tools.rag.index import CodeIndex, resolve_root
 
-    store = store_dir(home)
+    store = private_store(home)
     try:
         root = resolve_root(path)
         index = CodeIndex(store)
@@ -157,7 +162,10 @@ mcp_cli = typer.Typer(
 
 @mcp_cli.callback()
 def serve(
-    root: Annotated[Path, typer.Option(help="The repository searched by default.")] = Path("."),
+    root: Annotated[Path | None, typer.Option(
+        help="The workspace: searched by default, and nothing outside it is indexed or "
+             "searched [default: PILOTHOUSE_WORKSPACE or the current folder].",
+        show_default=False)] = None,
     home: Annotated[
         Path | None, typer.Option(help="Pilothouse home; the index goes to HOME/rag.")
     ] = None,
@@ -171,23 +179,29 @@ def serve(
     exclude_tools: ExcludeToolsOption = None,
 ) -> None:
     """Run the RAG MCP server until the client disconnects."""
+    from pilothouse.tools.mcp_http import mcp_http
     from pilothouse.tools.rag.index import resolve_root
     from pilothouse.tools.rag.server import build_rag_server
+    from pilothouse.tools.tool_filter import apply_tool_filter, filter_for, with_cli_filters
 
-    chosen = filter_for(with_cli_filters(_settings(), "rag", read_only=read_only, tools=tools,
+    settings = _settings()
+    chosen = filter_for(with_cli_filters(settings, "rag", read_only=read_only, tools=tools,
                                          exclude_tools=exclude_tools), "rag")
     try:
-        resolved = resolve_root(root)
-        server = build_rag_server(store_dir(home), resolved)
+        resolved = resolve_root(root if root is not None else settings.workspace)
+        server = build_rag_server(private_store(home), resolved)
         apply_tool_filter(server, chosen)
+        http = (mcp_http(server, settings, host=host, port=port)
+                if transport == "streamable-http" else None)
     except (UserInputError, ConfigurationError) as error:
         _fail(error, code=2)
     except PilothouseError as error:
         _fail(error)
     if transport == "stdio":
         server.run("stdio")
-    elif transport == "streamable-http":
-        server.run("streamable-http", host=host, port=port)
+    elif http is not None:
+        _err.print(f"Code RAG MCP server at {escape(http.summary())}", highlight=False)
+        http.run(settings.log_level)
     else:
         unknown = UserInputError(f"Unknown transport '{transport}'.", hint="stdio, streamable-http")
         _fail(unknown, code=2)

@@ -5,6 +5,11 @@ first question rarely waits; a retrieval that arrives while an index run is goin
 what is indexed so far and says how far the run has got, instead of blocking for minutes.
 Indexing and search run in worker threads because ONNX inference and ChromaDB calls block.
 Failures are raised as `PilothouseError`s; `ToolServer` answers them in the one tool-error shape.
+
+The server's root is its workspace jail (`tools/workspace_jail.py`, the shell's too): every
+caller of one server shares what it searches, so `index_directory` refuses a folder outside the
+workspace (it would be read without anyone's approval and then served to every caller), and
+retrieval and quoting only ever touch collections and files of roots inside it.
 """
 
 from __future__ import annotations
@@ -29,22 +34,34 @@ from pilothouse.tools.rag.answers import render_hits, report_payload, trim_snipp
 from pilothouse.tools.rag.index import CodeIndex, IndexReport, resolve_root
 from pilothouse.tools.tool_filter import READS, WRITES
 from pilothouse.tools.tool_server import ToolServer
+from pilothouse.tools.workspace_jail import WorkspaceJail
 
 MAX_K = 20
 INSTRUCTIONS = (
     "Search the code of a repository. retrieve_code_context(query) returns the most relevant "
     "code chunks with file paths and line ranges; index_directory(path) (re)indexes a folder "
-    "incrementally and makes it the one searched."
+    "of the workspace incrementally and makes it the one searched."
 )
 log = logging.getLogger(__name__)
 
 
-class _Indexer:
-    """Runs index jobs in worker threads and remembers the searched root and the job running."""
+def outside_hint(path: str | Path) -> str:
+    """What to do when a folder outside the workspace should be searched."""
+    return (f"Search {path} with a server whose workspace it is: start the DevOps agent with "
+            f"PILOTHOUSE_WORKSPACE={path} (or `pilothouse mcp rag --root {path}`). Index "
+            "folders inside the workspace here.")
 
-    def __init__(self, index: CodeIndex, root: Path) -> None:
+
+class _Indexer:
+    """Runs index jobs in worker threads and remembers the searched root and the job running.
+
+    Every root it indexes or searches is checked against `jail` first.
+    """
+
+    def __init__(self, index: CodeIndex, jail: WorkspaceJail) -> None:
         self.index = index
-        self.root = root
+        self.jail = jail
+        self.root = jail.root
         self.stop = threading.Event()
         self.running: str | None = None
         self.progress = (0, 0)
@@ -56,9 +73,18 @@ class _Indexer:
             return None
         return {"files_done": self.progress[0], "files_total": self.progress[1]}
 
+    def jailed(self, path: str | Path) -> Path:
+        """`path` (relative to the workspace) as an existing folder inside it, or an error.
+
+        The jail comes first, so the error for an outside path says nothing of what is there.
+        """
+        inside = self.jail.require(path, action="index or search code",
+                                   hint=outside_hint(path))
+        return resolve_root(inside)
+
     async def run(self, path: Path, ctx: Context | None) -> IndexReport:
         """Index `path` (incrementally) and make it the searched root."""
-        resolved = resolve_root(path)
+        resolved = self.jailed(path)
         forward = _forwarder(ctx)
 
         def progress(done: int, total: int, current: str) -> None:
@@ -119,13 +145,14 @@ def build_rag_server(
     warm_up: bool = True,
     index_wait_seconds: float = 10.0,
 ) -> ToolServer:
-    """An MCP server over `default_root`, storing into `store_dir`.
+    """An MCP server over `default_root`, its workspace, storing into `store_dir`.
 
-    With `warm_up`, the default root is indexed (incrementally) as soon as the server starts.
+    Only folders inside `default_root` (symlinks followed) are indexed or searched. With
+    `warm_up`, the default root is indexed (incrementally) as soon as the server starts.
     A retrieval during an index run waits up to `index_wait_seconds` for it, then answers from
     what is indexed so far.
     """
-    indexer = _Indexer(index or CodeIndex(store_dir), Path(default_root))
+    indexer = _Indexer(index or CodeIndex(store_dir), WorkspaceJail.at(default_root))
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[None]:
@@ -146,7 +173,8 @@ def build_rag_server(
                               ctx: Context | None = None) -> CallToolResult:
         """Index a folder's code for retrieve_code_context (incremental: only changed files).
 
-        path: the folder; default the one searched now (the repository the server serves).
+        path: a folder inside the workspace (relative to it, or absolute); default the one
+        searched now. A folder outside the workspace is refused.
         """
         report = await indexer.run(Path(path) if path else indexer.root, ctx)
         return tool_result(report_payload(report), is_error=False, view=views.report_view)
@@ -163,7 +191,7 @@ def build_rag_server(
         k: how many chunks (1-20). path_filter: a glob ("src/**/*.py") or part of a path.
         """
         await indexer.settle(index_wait_seconds)
-        root = resolve_root(indexer.root)
+        root = indexer.jailed(indexer.root)
         indexed = str(root) in indexer.index.indexed_roots()
         if not indexed and indexer.status(root) is None:
             await indexer.run(root, ctx)
@@ -183,7 +211,7 @@ def build_rag_server(
         Used by the agent runtime for dynamic context expansion; answers from what is indexed
         now and never waits for an index run.
         """
-        root = resolve_root(indexer.root)
+        root = indexer.jailed(indexer.root)
         if str(root) not in indexer.index.indexed_roots():
             return tool_result({"items": [], "note": "not indexed yet"}, is_error=False,
                                view=views.named_view)
@@ -193,7 +221,8 @@ def build_rag_server(
         for hint in hints[: max(1, min(limit, 10))]:
             items.append({"path": hint.path, "start_line": hint.start_line,
                           "end_line": hint.end_line, "symbol": hint.symbol, "match": hint.match,
-                          "text": _excerpt(root / hint.path, hint.start_line, hint.end_line)})
+                          "text": _excerpt(indexer.jail, root / hint.path, hint.start_line,
+                                           hint.end_line)})
         return tool_result({"items": items}, is_error=False, view=views.named_view)
 
     return server
@@ -204,10 +233,17 @@ def _hits(answer: str) -> CallToolResult:
     return tool_result(json.loads(answer), is_error=False, view=views.hits_view)
 
 
-def _excerpt(path: Path, start: int, end: int, limit: int = 1500) -> str:
-    """Lines start..end of a file, at most `limit` characters ("" if it cannot be read)."""
+def _excerpt(jail: WorkspaceJail, path: Path, start: int, end: int, limit: int = 1500) -> str:
+    """Lines start..end of a file, at most `limit` characters ("" if it cannot be read).
+
+    An indexed file may have become a symlink since: what it points at is read only when it
+    lies inside the workspace.
+    """
+    real = jail.resolve(path)
+    if not jail.contains(real):
+        return ""
     try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
+        with real.open(encoding="utf-8", errors="replace") as handle:
             lines = [line for number, line in enumerate(handle, 1) if start <= number <= end]
     except OSError:
         return ""

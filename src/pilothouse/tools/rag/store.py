@@ -21,6 +21,7 @@ from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings as ChromaSettings
 
 from pilothouse.errors import ConfigurationError
+from pilothouse.private_files import private_dir
 from pilothouse.tools.rag.catalog import ChunkRecord
 from pilothouse.tools.rag.chunking import Chunk
 from pilothouse.tools.rag.embeddings import MiniLMEmbeddings
@@ -61,7 +62,7 @@ class ChunkStore:
         self.path = path
         self.embedding_fn = embedding_fn
         try:
-            path.mkdir(parents=True, exist_ok=True)
+            private_dir(path)  # the index quotes the code: as private as the conversations
             self._client = chromadb.PersistentClient(
                 path=str(path),
                 # Telemetry would try the network on every start; we run offline.

@@ -12,9 +12,11 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from pilothouse.config import Settings
 from pilothouse.errors import PilothouseError
+from pilothouse.tools.mcp_http import mcp_http
 from pilothouse.tools.shell.server import build_shell_server
 from pilothouse.tools.tool_filter import (
     ExcludeToolsOption,
@@ -73,16 +75,20 @@ def shell(
         max_timeout_seconds=max_timeout,
         output_limit_bytes=output_limit,
     )
+    err = Console(stderr=True)
     try:
         settings = with_cli_filters(Settings.from_env(), "shell", read_only=read_only,
                                     tools=tools, exclude_tools=exclude_tools)
         apply_tool_filter(server, filter_for(settings, "shell"))
+        http = (mcp_http(server, settings, host=host, port=port)
+                if transport is Transport.http else None)
     except PilothouseError as error:
-        err = Console(stderr=True)
         err.print(f"[bold red]Error:[/] {error.message}", highlight=False)
-        err.print(f"[yellow]What to do:[/] {error.hint}", highlight=False)
+        if error.hint:
+            err.print(f"[yellow]What to do:[/] {error.hint}", highlight=False)
         raise typer.Exit(2) from None
-    if transport is Transport.http:
-        server.run("streamable-http", host=host, port=port)
+    if http is not None:
+        err.print(f"Shell MCP server at {escape(http.summary())}", highlight=False)
+        http.run(settings.log_level)
     else:
         server.run("stdio")

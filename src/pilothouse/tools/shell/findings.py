@@ -22,11 +22,13 @@ class Finding:
 
 
 class GuardContext(Protocol):
-    """What a guard may ask of the policy: judge an inner command, a script, a path."""
+    """What a guard may ask of the policy: judge an inner command, a script, a path, and the
+    symlinks under a folder a command reads recursively through its links."""
 
     def check_argv(self, argv: Sequence[str]) -> Finding: ...
     def check_script(self, script: str) -> Finding: ...
     def path(self, value: str, access: Access, command: str) -> Finding: ...
+    def links(self, value: str, command: str) -> Finding: ...
 
 
 Guard = Callable[[Sequence[str], GuardContext], list[Finding]]

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pilothouse.tools.shell.arguments import WRITE_ALL, is_in_place
 from pilothouse.tools.shell.findings import NO_CODE, Finding, Guard, GuardContext, runs
 from pilothouse.tools.shell.git_guard import git_guard
+from pilothouse.tools.shell.links import link_findings
 from pilothouse.tools.shell.paths import NEUTRAL_PATHS
 from pilothouse.tools.shell.scripts import ScriptEffects, awk_effects, sed_effects
 
@@ -273,6 +274,6 @@ GUARDS: dict[str, Guard] = {
 
 
 def inspect(name: str, args: Sequence[str], ctx: GuardContext) -> list[Finding]:
-    """Run the guard for `name` (if any) over its arguments."""
+    """Run the guard for `name` (if any) over its arguments, then the symlink check."""
     guard = GUARDS.get(name)
-    return guard(args, ctx) if guard else []
+    return [*(guard(args, ctx) if guard else []), *link_findings(name, args, ctx)]

@@ -1,8 +1,9 @@
 """Where a path points: inside the workspace, outside it, at a secret, at git's own hooks.
 
-Paths are resolved with symlinks followed, so a link inside the workspace that points at
-`~/.ssh` counts as `~/.ssh`. The rules are deliberately asymmetric: reading outside the
-workspace needs approval, writing outside it never happens, and secrets are never read.
+Inside or outside is the workspace jail's answer (`tools/workspace_jail.py`, shared with the
+code index): paths are resolved with symlinks followed, so a link inside the workspace that
+points at `~/.ssh` counts as `~/.ssh`. The rules are deliberately asymmetric: reading outside
+the workspace needs approval, writing outside it never happens, and secrets are never read.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from pilothouse.tools.workspace_jail import WorkspaceJail
 
 Access = Literal["read", "write"]
 Action = Literal["allow", "ask", "deny"]
@@ -34,28 +37,17 @@ class PathVerdict:
 
 
 @dataclass(frozen=True)
-class Workspace:
-    """The directory commands run in and may write to, plus the secret-file patterns."""
+class Workspace(WorkspaceJail):
+    """The jail commands run in and may write to, plus the secret-file patterns."""
 
-    root: Path
-    secret_patterns: tuple[str, ...]
-    home: Path
+    secret_patterns: tuple[str, ...] = ()
 
     @classmethod
     def create(
         cls, root: str | os.PathLike[str], secret_patterns: Iterable[str], home: str | None = None
     ) -> Workspace:
-        resolved = Path(os.path.realpath(root))
-        return cls(resolved, tuple(secret_patterns), Path(home or Path.home()))
-
-    def resolve(self, value: str, cwd: Path) -> Path:
-        """Absolute, symlink-resolved path of `value` as seen from `cwd` (need not exist)."""
-        if value == "~" or value.startswith("~/"):
-            value = str(self.home) + value[1:]
-        return Path(os.path.realpath(os.path.join(cwd, value)))
-
-    def contains(self, path: Path) -> bool:
-        return path == self.root or self.root in path.parents
+        jail = WorkspaceJail.at(root, home)
+        return cls(jail.root, jail.home, tuple(secret_patterns))
 
     def is_secret(self, path: Path, typed: str = "") -> bool:
         """Whether `path` (or the text as typed) matches a secret-file pattern."""

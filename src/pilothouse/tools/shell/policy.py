@@ -32,6 +32,7 @@ from pilothouse.tools.shell.expansion import (
     expansion_variables,
 )
 from pilothouse.tools.shell.findings import Finding, combine
+from pilothouse.tools.shell.links import link_finding
 from pilothouse.tools.shell.paths import Access, Workspace
 from pilothouse.tools.shell.repair import describe_repairs, quoting_repairs
 from pilothouse.tools.shell.rules import RuleSet, load_rules_file
@@ -263,6 +264,10 @@ class _Evaluator:
     def path(self, value: str, access: Access, command: str) -> Finding:
         verdict = self.policy.workspace.verdict(value, self.cwd, access, command=command)
         return Finding(verdict.action, verdict.reason, verdict.suggestion)
+
+    def links(self, value: str, command: str) -> Finding:
+        workspace = self.policy.workspace
+        return link_finding(command, workspace.resolve(value, self.cwd), workspace)
 
 
 def check_command(

@@ -437,34 +437,47 @@
     for (const approval of conversation.pending) addApproval(approval.id, approval.value);
   }
 
+  // Streams one turn; the error it showed, if any, is returned for the caller to act on.
   async function run(path, body) {
     setBusy(true);
     try {
       const response = await call(path, { method: "POST", body });
       await readEvents(response, showEvent);
       finishStreaming(state.raw);
+      return null;
     } catch (error) {
       finishStreaming(state.raw);
       addError(error.message, error.suggestion);
+      return error;
     } finally {
       setBusy(false);
       refreshList();
     }
   }
 
+  // The server gives every conversation its id (asking never creates one): POST first.
+  async function startConversation(title) {
+    try {
+      const created = await (await call("/conversations", { method: "POST", body: { title } })).json();
+      setCurrent(created.id, created.title);
+      return true;
+    } catch (error) {
+      addError(error.message, error.suggestion);
+      return false;
+    }
+  }
+
   async function ask(text) {
     if (state.busy) return;
-    if (!state.id) {
-      try {
-        const created = await (await call("/conversations", { method: "POST", body: { title: text } })).json();
-        setCurrent(created.id, created.title);
-      } catch (error) {
-        addError(error.message, error.suggestion);
-        return;
-      }
-    }
+    if (!state.id && !(await startConversation(text))) return;
     addBubble("user", text);
-    await run(conversationPath(state.id, "/ask"), { question: text });
+    const error = await run(conversationPath(state.id, "/ask"), { question: text });
+    if (error && error.status === 404) {
+      // Deleted meanwhile, or another key's: the next question starts a new conversation.
+      setCurrent(null, "New conversation");
+      history.replaceState(null, "", location.pathname);
+      addError("This conversation is gone; ask again to start a new one.");
+    }
   }
 
   async function decide(interruptId, decision, message) {
