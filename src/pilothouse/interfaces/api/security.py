@@ -20,7 +20,6 @@ otherwise turn it into an open service).
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import logging
 import re
@@ -33,13 +32,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pilothouse.config import Settings
 from pilothouse.errors import ConfigurationError, error_body
+from pilothouse.http_guard import bearer_token, is_loopback
 from pilothouse.interfaces.api.errors import ApiError
 from pilothouse.interfaces.api.identity import LOCAL, Identity, KeyRing
 from pilothouse.rate_limit import RateLimiter, retry_after
 
 logger = logging.getLogger("pilothouse.api")
 
-LOOPBACK_NAMES = frozenset({"localhost"})
 #: Paths that answer without a key: they carry no conversation data.
 OPEN_PATHS = frozenset({"/", "/healthz", "/readyz", "/openapi.json", "/docs", "/favicon.ico"})
 OPEN_PREFIXES = ("/static/", "/docs-static/")
@@ -50,18 +49,6 @@ _bearer = HTTPBearer(auto_error=False, description="An API key from PILOTHOUSE_A
 KEY_HINT = "Send 'Authorization: Bearer <key>' with a key from PILOTHOUSE_API_KEYS."
 #: The window of PILOTHOUSE_AUTH_FAILURES_PER_MINUTE.
 MINUTE = 60.0
-
-
-def is_loopback(host: str | None) -> bool:
-    """True for 127.0.0.0/8, ::1 and `localhost`."""
-    if not host:
-        return False
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_exposure(keyring: KeyRing, bind_host: str) -> None:
@@ -88,14 +75,6 @@ def is_open(path: str) -> bool:
     return path in OPEN_PATHS or path.startswith(OPEN_PREFIXES) or bool(AGENT_CARD.match(path))
 
 
-def _bearer_token(scope: Scope) -> str | None:
-    for name, value in scope.get("headers", ()):
-        if name == b"authorization":
-            scheme, _, token = value.decode("latin-1").partition(" ")
-            return token.strip() if scheme.lower() == "bearer" and token.strip() else ""
-    return None
-
-
 class AuthMiddleware:
     """Sets `scope["user"]` to the caller's `Identity`, or refuses the request (401/403, 429
     for an address over its wrong-key limit).
@@ -119,7 +98,7 @@ class AuthMiddleware:
             return ApiError(403, "This server has no API keys configured and only serves "
                                  "this machine.",
                             "Call it from 127.0.0.1, or configure PILOTHOUSE_API_KEYS.")
-        token = _bearer_token(scope)
+        token = bearer_token(scope)
         if token is None:
             return _unauthorized("Missing API key.")  # not a guess: not counted
         address = _client_address(scope)
