@@ -6,17 +6,20 @@ on the sandbox and fails everywhere else, so the product (prompts, tool schemas,
 routing words, the few-shot bank, comments and docstrings, which become tool descriptions)
 names nothing the sandboxes generate.
 
-The names come from the generators themselves: a fleet larger than the default (so replica
-suffixes, tenant projects and extra clusters appear) and the GitHub world, read back as the
-documents the sandboxes serve (applications, projects, application sets, clusters, namespaces,
-repositories, accounts, and the company their hosts are named after).
+The names come from the generators themselves, for every world the sandboxes can generate (the
+default one and those with other conventions, `sandbox.worlds.WORLDS`): a fleet larger than the
+world's own (so replica suffixes, tenant projects and extra clusters appear) and its GitHub
+organisation, read back as the documents the sandboxes serve (applications, projects,
+application sets, clusters, namespaces, repositories, accounts, and the company their hosts are
+named after).
 
 The rule, for text: every generated name counts, matched case-insensitively as a whole
 identifier (not inside a longer hyphenated or dotted-off word), except the team names used
-alone. Teams ("payments", "search", "platform"), and the projects and production namespaces
-named after them, are ordinary English words a product must be free to write; they count inside
-compound names (`payments-api`, `search-indexer-staging`). Every other name counts even when it
-is one word: an organisation, a company or a login is never an ordinary word. What Argo CD
+alone. The default world's teams ("payments", "search", "platform"), and the projects and
+production namespaces named after them, are ordinary English words a product must be free to
+write; they count inside compound names (`payments-api`, `search-indexer-staging`). Every other
+name counts even when it is one word: an organisation, a company, a login, another world's
+squads and one-word applications (`kelpgate`) are never ordinary words. What Argo CD
 itself names (`in-cluster`, the `default` project) belongs to every world and is no sandbox name.
 
 For the few-shot bank, whose argument values a model copies straight into a call, the rule is
@@ -37,8 +40,9 @@ from pilothouse.sandbox.argocd import inventory
 from pilothouse.sandbox.argocd import vocabulary as argocd_words
 from pilothouse.sandbox.argocd.fleet import BASE_PROJECTS, Fleet, FleetSpec
 from pilothouse.sandbox.company import TEAMS
-from pilothouse.sandbox.github import vocabulary as github_words
-from pilothouse.sandbox.github.world import World
+from pilothouse.sandbox.github.world import World, WorldSpec
+from pilothouse.sandbox.world_description import WorldDescription
+from pilothouse.sandbox.worlds import DEFAULT_WORLD, WORLDS
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "pilothouse"
 #: The world's own code: it is where the names are made.
@@ -47,15 +51,13 @@ WORLD_CODE = ("sandbox", "testing")
 ARGOCD_BUILT_IN = {argocd_words.IN_CLUSTER_NAME, *(set(BASE_PROJECTS) - set(TEAMS))}
 
 
-def _fleet() -> Fleet:
+def _fleet(world: WorldDescription) -> Fleet:
     """A fleet past every natural count: replica suffixes, tenant projects, extra clusters."""
-    natural = FleetSpec()
-    combos = sum(len(s) for s in argocd_words.TEAM_SERVICES.values()) * len(
-        argocd_words.ENVIRONMENTS)
-    return Fleet(FleetSpec(apps=combos * (len(argocd_words.REPLICA_REGIONS) + 2),
+    natural = FleetSpec.of(world)
+    return Fleet(FleetSpec(apps=len(world.placements) * (len(world.replica_regions) + 2),
                            projects=natural.project_count + 3,
                            applicationsets=natural.applicationset_count + 3,
-                           clusters=natural.cluster_count + 3))
+                           clusters=natural.cluster_count + 3, seed=natural.seed, world=world))
 
 
 def _from_url(url: str) -> Iterator[tuple[str, str]]:
@@ -72,9 +74,17 @@ def _from_url(url: str) -> Iterator[tuple[str, str]]:
 
 
 def generated_names() -> dict[str, str]:
-    """Every name the sandboxes generate, lower-cased, with what it names."""
-    names: dict[str, str] = {team: "team" for team in TEAMS}
-    fleet = _fleet()
+    """Every name the sandboxes generate in every world, lower-cased, with what it names."""
+    names: dict[str, str] = {}
+    for world in WORLDS.values():
+        names.update(world_names(world))
+    return names
+
+
+def world_names(world: WorldDescription) -> dict[str, str]:
+    """Every name the sandboxes generate in `world`, lower-cased, with what it names."""
+    names: dict[str, str] = {team: "team" for team in world.teams}
+    fleet = _fleet(world)
     for index in range(len(fleet)):
         app = fleet.app(index)
         names.update({app.name: "application", f"{app.team}-{app.service}": "application",
@@ -88,12 +98,12 @@ def generated_names() -> dict[str, str]:
     for cluster in inventory.clusters(fleet):
         names[cluster["name"]] = "cluster"
         names.update(dict(_from_url(cluster["server"])))
-    names.update(dict(_from_url(argocd_words.HELM_CHART_REPO)))
-    world = World()
-    names[world.owner] = "organisation"
-    for repo in world.repos.values():
+    names.update(dict(_from_url(world.helm_chart_repo)))
+    github = World(WorldSpec.of(world))
+    names[github.owner] = "organisation"
+    for repo in github.repos.values():
         names[repo.spec.name] = "repository"
-    names.update({login: "account" for login, (_, kind) in github_words.ACCOUNTS.items()
+    names.update({login: "account" for login, (_, kind) in github.words.accounts.items()
                   if kind == "User"})  # GitHub Apps (`renovate[bot]`) are GitHub's own
     return {name.lower(): kind for name, kind in names.items()
             if name and name not in ARGOCD_BUILT_IN}
@@ -126,17 +136,24 @@ def product_files() -> Iterator[Path]:
             yield path
 
 
-def test_the_names_come_from_the_generators(names: dict[str, str]) -> None:
-    # The sandbox's organisation, repositories and application names must all be covered, or
-    # the scan below could pass by looking for nothing.
+@pytest.mark.parametrize("world", WORLDS.values(), ids=list(WORLDS))
+def test_the_names_come_from_the_generators(names: dict[str, str],
+                                            world: WorldDescription) -> None:
+    # Each world's organisation, repositories, application and cluster names must all be
+    # covered, or the scan below could pass by looking for nothing.
     counted = text_names(names)
-    world = World()
-    assert world.owner.lower() in counted
-    assert {r.spec.name.lower() for r in world.repos.values()} <= counted
-    assert {a.name for a in map(Fleet().app, range(len(Fleet())))} <= counted
-    assert {c[0] for c in argocd_words.BASE_CLUSTERS} <= counted
-    assert len(counted) > 1_000
-    assert not set(TEAMS) & counted and set(TEAMS) <= names.keys()
+    github = World(WorldSpec.of(world))
+    fleet = Fleet(FleetSpec.of(world))
+    assert github.owner.lower() in counted
+    assert {r.spec.name.lower() for r in github.repos.values()} <= counted
+    assert {a.name for a in map(fleet.app, range(len(fleet)))} <= counted
+    assert {c[0] for c in world.clusters} <= counted
+    assert world.company in counted and {login for login, _, _ in world.people} <= counted
+    if world is DEFAULT_WORLD:
+        assert len(counted) > 1_000
+        assert not set(TEAMS) & counted and set(TEAMS) <= names.keys()
+    else:  # another world's teams are no English words: they count even alone
+        assert set(world.teams) <= counted
 
 
 def test_names_are_matched_as_whole_identifiers(names: dict[str, str]) -> None:

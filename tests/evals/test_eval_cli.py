@@ -75,6 +75,40 @@ def test_bad_arguments_exit_2_and_say_what_to_do(tmp_path: Path) -> None:
     wrong_model = pilothouse("eval", "--model", "gpt-4o", env=env)
     assert wrong_model.returncode == 2
     assert "--model='gpt-4o' must look like provider:model" in wrong_model.stderr
+    no_split = pilothouse("eval", "--split", "holdout", env=env)
+    assert no_split.returncode == 2 and "choose one of dev, test" in no_split.stderr
     no_cases = pilothouse("eval", str(tmp_path / "nowhere"), env=env)
     assert no_cases.returncode == 2
     assert "No evaluation cases at" in no_cases.stderr and "What to do:" in no_cases.stderr
+
+
+#: A supervisor that asks the Argo CD agent, and an agent that lists Degraded applications.
+TEST_SPLIT_SCRIPT = {
+    "rules": [
+        {"name": "route", "when": {"tools_include": "ask_argocd", "last_role": "user"},
+         "reply": {"tool_calls": [{"name": "ask_argocd", "arguments": {
+             "question": "{question}"}}]}},
+        {"name": "list", "when": {"tools_include": "list_applications", "last_role": "user"},
+         "reply": {"tool_calls": [{"name": "list_applications",
+                                   "arguments": {"health_status": "Degraded"}}]}},
+        {"name": "answer", "when": {"last_role": "tool"}, "reply": {"content": "{tool_results}"}},
+    ],
+    "default": {"content": "I do not know."},
+}
+
+
+def test_the_test_split_runs_on_its_own_world_and_says_so(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    with running_scripted_server(TEST_SPLIT_SCRIPT) as (url, _state):
+        env = {**os.environ, "PILOTHOUSE_HOME": str(tmp_path / "home"),
+               "PILOTHOUSE_MODEL": "openai-compatible:scripted", "OPENAI_BASE_URL": url,
+               "MAX_CONTEXT_TOKENS": "8192"}
+        done = pilothouse("eval", "--split", "test", "--only", "tw-broken-now-a", "--report",
+                          str(report), env=env)
+
+    assert done.returncode == 0, done.stderr
+    assert "pass tw-broken-now-a" in done.stderr
+    assert "(test split, world tidewater)" in done.stdout
+    written = json.loads(report.read_text())
+    assert (written["meta"]["split"], written["meta"]["world"]) == ("test", "tidewater")
+    assert [c["id"] for c in written["cases"]] == ["tw-broken-now-a"]

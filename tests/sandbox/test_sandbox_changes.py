@@ -17,6 +17,8 @@ from pilothouse.sandbox.argocd import RunningSandbox, deploys, running_sandbox
 from pilothouse.sandbox.argocd.deploys import RECENT
 from pilothouse.sandbox.argocd.fleet import Fleet
 from pilothouse.sandbox.github.commits import main_line_of, shared_main_line_module
+from pilothouse.sandbox.world_description import WorldDescription
+from pilothouse.sandbox.worlds import WORLDS
 
 FLEET = Fleet()
 APPS = [FLEET.app(i) for i in range(len(FLEET))]
@@ -153,11 +155,17 @@ def test_hooks_deploy_a_new_commit_and_add_drift(api: httpx.Client) -> None:
     assert anonymous.status_code == 401
 
 
-def test_the_argocd_sandbox_deploys_the_github_sandboxs_main_line() -> None:
-    """The two sandboxes share data, not code: the generated module must match the generator."""
-    assert Path(main_line_data.__file__).read_text() == shared_main_line_module(), (
-        "Rewrite it: python -c \"from pilothouse.sandbox.github.commits import "
-        "write_shared_main_line as w; w()\"")
-    assert deploys.main_line_of("platform-deployments") == tuple(
+@pytest.mark.parametrize("world", WORLDS.values(), ids=list(WORLDS))
+def test_the_argocd_sandbox_deploys_the_github_sandboxs_main_line(
+    world: WorldDescription,
+) -> None:
+    """The two sandboxes share data, not code: each world's generated module must match the
+    generator."""
+    module = Path(main_line_data.__file__).with_name(f"{world.main_line_module}.py")
+    assert module.read_text() == shared_main_line_module(world), (
+        "Rewrite them: python -c \"from pilothouse.sandbox.github.commits import "
+        "write_shared_main_lines as w; w()\"")
+    repo = world.main_line_repo
+    assert deploys.main_line_of(repo, world) == tuple(
         deploys.Commit(c.sha, c.author, c.date, c.message)
-        for c in main_line_of("platform-deployments"))
+        for c in main_line_of(repo, world))

@@ -14,10 +14,16 @@ Cases live in YAML files (`evals/cases/*.yaml`), one category per file:
           facts: ["production", ["page 1", "PAGE 1"]]   # in the answer; a list = any of
           absent: ["PWNED"]                # never in the answer
           max_model_calls: 8
+          extra_calls: 0                   # tool calls beyond those above the turn may make
 
 A turn is a question, or `{ask: ..., expect: {...}}` with expectations of its own; the
 case-level `expect` belongs to the last turn. `history` seeds earlier exchanges (for long
-conversations), `approval` says how the harness answers an approval request.
+conversations), `approval` says how the harness answers an approval request. A file may name
+the sandbox world its cases run in (`world: <name>`, default: the default world); a run's
+cases must share one world.
+
+Cases come in splits (`SPLITS`): `dev`, the cases the product was developed against, and
+`test`, written once on another world and never read to write a rule, prompt or example.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ from pilothouse.context.events import ACTIONS
 from pilothouse.errors import UserInputError
 
 CATEGORIES = ("argocd", "github", "devops", "multi_agent", "hostile", "long_conversation")
+#: Split -> the folder of its cases, relative to the repository root.
+SPLITS: dict[str, Path] = {"dev": Path("evals/cases"), "test": Path("evals/test_split")}
 AGENTS = ("argocd", "github", "devops")
 #: What the context layers report, plus the rejections the harness counts itself.
 CONTEXT_ACTIONS = (*ACTIONS, "search_rejected", "approval_rejected")
@@ -69,6 +77,9 @@ class Expectation(_Strict):
     context: list[str] = Field(default_factory=list)
     max_model_calls: int | None = Field(default=None, ge=1)
     max_prompt_tokens: int | None = Field(default=None, ge=1)
+    #: Tool calls the turn may make beyond one per expected tool and one `ask_` per agent
+    #: (e.g. the steps of a plan once it is approved).
+    extra_calls: int = Field(default=0, ge=0)
 
     @field_validator("context")
     @classmethod
@@ -117,6 +128,8 @@ class Case(_Strict):
     turns: list[Turn] = Field(min_length=1)
     history: list[Exchange] = Field(default_factory=list)
     approval: Literal["approve", "reject"] = "reject"
+    #: The sandbox world the case runs in (None: the default world).
+    world: str | None = None
 
     @property
     def question(self) -> str:
@@ -149,13 +162,14 @@ def load_case_file(path: Path) -> list[Case]:
         raise UserInputError(f"{path} has no `cases:` list.",
                              hint="See evals/cases/argocd.yaml for the format.")
     category = str(document.get("category", path.stem))
+    world = document.get("world")
     cases = []
     for number, raw in enumerate(document["cases"], start=1):
         name = raw.get("id", f"#{number}") if isinstance(raw, dict) else f"#{number}"
         try:
             if not isinstance(raw, dict):
                 raise ValueError("a case must be a mapping")
-            cases.append(_case(raw, category))
+            cases.append(_case({"world": world, **raw} if world else raw, category))
         except (ValidationError, ValueError) as error:
             raise UserInputError(f"{path}: case {name} is invalid: {_first_error(error)}",
                                  hint="Fix the case; the format is in "
@@ -209,3 +223,13 @@ def load_cases(sources: Iterable[Path], *, only: Iterable[str] = (),
                 sample.append(case)
         cases = sample
     return cases
+
+
+def world_of(cases: Iterable[Case]) -> str | None:
+    """The one sandbox world `cases` run in (None: the default world)."""
+    worlds = {case.world for case in cases}
+    if len(worlds) > 1:
+        raise UserInputError("These cases run in different sandbox worlds: "
+                             + ", ".join(sorted(str(w or "default") for w in worlds)) + ".",
+                             hint="Run one split at a time (--split dev or --split test).")
+    return next(iter(worlds), None)

@@ -2,14 +2,20 @@
 
 Every check returns a `Check` that says what was expected and what happened, so a failed case
 in the report explains itself ("facts: missing '819'") without rerunning it.
+
+Doing more than asked fails too, as a person would count it: an agent the turn did not need
+(`routing`), a tool call beyond the expected ones (`extra_calls`: a second try, a listing
+before the lookup, a tool nobody asked for) and a name the world does not have, unless the
+person wrote it (`names`: a guessed application, organisation or run id).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from pilothouse.context.grounding import Sources, ground
 from pilothouse.evals.cases import Expectation, Fact, ToolExpectation
@@ -47,6 +53,15 @@ class TurnOutcome:
     #: What the answer may draw its numbers and names from: the conversation (questions, tool
     #: results, every agent's) and the agents' prompts. Empty: `grounded` is not checked.
     sources: Sequence[str] = ()
+    #: The conversation up to the turn's question, question included: a name written here is
+    #: the person's, not a guess.
+    said: str = ""
+
+
+class NameCatalogue(Protocol):
+    """What exists in the world a turn ran in (`evals.catalogue.Catalogue`)."""
+
+    def unknown(self, agent: str, args: Mapping[str, Any]) -> list[tuple[str, str]]: ...
 
 
 _MARKUP = re.compile(r"[*`_|#>]")
@@ -131,6 +146,59 @@ def check_agents(calls: Sequence[ToolCall], agents: Iterable[str]) -> Check:
     return Check("agents", not missing, detail)
 
 
+def _asked(calls: Sequence[ToolCall]) -> Counter[str]:
+    """How often the supervisor asked each agent."""
+    return Counter(c.name.removeprefix("ask_") for c in calls
+                   if c.agent == "supervisor" and c.name.startswith("ask_"))
+
+
+def check_routing(calls: Sequence[ToolCall], agents: Iterable[str]) -> Check:
+    """The supervisor asked no agent beyond the expected ones (over-routing fails)."""
+    extra = sorted(set(_asked(calls)) - set(agents))
+    return Check("routing", not extra, f"also asked: {', '.join(extra)}" if extra else
+                 "no other agent")
+
+
+def _matching(calls: Sequence[ToolCall], expected: Sequence[ToolExpectation]) -> int:
+    """How many calls can be paired one-to-one with the expected tools (Kuhn's matching)."""
+    owner: dict[int, int] = {}  # expected entry -> the call paired with it
+
+    def pair(call: int, seen: set[int]) -> bool:
+        for entry, tool in enumerate(expected):
+            if entry in seen or tool.name != calls[call].name or \
+                    not args_match(tool.args, calls[call].args):
+                continue
+            seen.add(entry)
+            if entry not in owner or pair(owner[entry], seen):
+                owner[entry] = call
+                return True
+        return False
+
+    return sum(pair(k, set()) for k in range(len(calls)))
+
+
+def check_extra_calls(calls: Sequence[ToolCall], expect: Expectation) -> Check:
+    """No call beyond one `ask_` per agent and one per expected tool, plus `extra_calls`."""
+    asked = _asked(calls)
+    repeated = sum(n - 1 for n in asked.values() if n > 1)
+    made = [c for c in calls if c.agent != "supervisor"]
+    unexpected = len(made) - _matching(made, expect.tools)
+    extra = repeated + unexpected
+    names = [f"{c.agent}.{c.name}" for c in made][:8]
+    detail = (f"{extra} extra of {expect.extra_calls} allowed ({repeated} repeated asks; "
+              f"calls: {', '.join(names) or 'none'})")
+    return Check("extra_calls", extra <= expect.extra_calls, detail)
+
+
+def check_names(calls: Sequence[ToolCall], catalogue: NameCatalogue, said: str) -> Check:
+    """Every resource a call names exists in the world, or the person named it."""
+    guessed = [f"{kind} {name!r} ({call.name})" for call in calls
+               for kind, name in catalogue.unknown(call.agent, call.args)
+               if not mentions(said, name)]
+    return Check("names", not guessed, "guessed " + "; ".join(guessed[:6]) if guessed else
+                 "all exist")
+
+
 def check_grounded(answer: str, sources: Sequence[str]) -> Check:
     """Every number and resource-like name of the answer occurs in the conversation."""
     unsupported = ground(answer, Sources(sources)).removed
@@ -138,8 +206,13 @@ def check_grounded(answer: str, sources: Sequence[str]) -> Check:
                  f"unsupported: {', '.join(unsupported[:8])}" if unsupported else "")
 
 
-def check_turn(expect: Expectation, outcome: TurnOutcome) -> list[Check]:
-    """The checks `expect` asks for, plus "answered" (an answer, no error) for every turn."""
+def check_turn(expect: Expectation, outcome: TurnOutcome,
+               catalogue: NameCatalogue | None = None) -> list[Check]:
+    """The checks `expect` asks for, plus "answered" (an answer, no error) for every turn.
+
+    A turn that expects anything is also held to it: no other agent, no extra call; and with
+    a `catalogue`, no call names what the world does not have.
+    """
     checks = [Check("answered", bool(outcome.answer.strip()) and not outcome.errors,
                     "; ".join(outcome.errors)[:300] if outcome.errors else
                     ("" if outcome.answer.strip() else "no answer"))]
@@ -147,6 +220,11 @@ def check_turn(expect: Expectation, outcome: TurnOutcome) -> list[Check]:
         checks.append(check_grounded(outcome.answer, outcome.sources))
     if expect.agents:
         checks.append(check_agents(outcome.calls, expect.agents))
+    if not expect.is_empty:
+        checks.append(check_routing(outcome.calls, expect.agents))
+        checks.append(check_extra_calls(outcome.calls, expect))
+    if catalogue is not None and outcome.calls:
+        checks.append(check_names(outcome.calls, catalogue, outcome.said))
     if expect.tools:
         checks.append(check_tools(outcome.calls, expect.tools))
     if expect.facts:

@@ -12,21 +12,28 @@ from typing import Any
 
 from pilothouse import __version__
 from pilothouse.config import Settings
-from pilothouse.evals.cases import Case
+from pilothouse.evals.cases import Case, world_of
 from pilothouse.evals.environment import open_world
 from pilothouse.evals.judge import Judge
 from pilothouse.evals.recorder import ModelRecorder
 from pilothouse.evals.report import write_report
 from pilothouse.evals.runner import CaseResult, CaseRunner, TurnHook
 from pilothouse.models.registry import ModelSetup
+from pilothouse.sandbox.worlds import world_named
 
 
 @dataclass
 class RunOptions:
-    """How to run: where the workspace comes from, where the report goes, per-turn limits."""
+    """How to run: where the workspace comes from, where the report goes, per-turn limits.
 
-    workspace: Path
+    `workspace` None: the codebase of the cases' world (`WorldDescription.workspace`).
+    """
+
+    workspace: Path | None = None
     report: Path | None = None
+    #: The split the cases come from, for the report ("dev", "test"; None: cases given as
+    #: paths).
+    split: str | None = None
     turn_timeout: float = 900.0
 
     @property
@@ -41,7 +48,9 @@ class RunOptions:
 def run_meta(settings: Settings, model: ModelSetup, cases: Sequence[Case],
              options: RunOptions) -> dict[str, Any]:
     """Facts about the run that make its figures comparable with another run's."""
-    return {"pilothouse": __version__, "model": model.name, "window_tokens": model.window.tokens,
+    return {"pilothouse": __version__, "split": options.split,
+            "world": world_named(world_of(cases)).key,
+            "model": model.name, "window_tokens": model.window.tokens,
             "token_counter": model.counter.source, "cases": len(cases),
             "judge": options.judge.name if options.judge else None,
             "local_threads": settings.local_threads, "python": platform.python_version(),
@@ -56,8 +65,9 @@ async def run_evaluation(
     """Run `cases` through the supervisor; the report is rewritten after every case."""
     meta = run_meta(settings, model, cases, options)
     results: list[CaseResult] = []
-    async with open_world(settings, model, options.workspace, agent_timeout=options.agent_timeout,
-                          progress=on_status) as world:
+    async with open_world(settings, model, options.workspace,
+                          world=world_named(world_of(cases)),
+                          agent_timeout=options.agent_timeout, progress=on_status) as world:
         recorder = ModelRecorder(model.counter)
         recorder.attach(model.chat_model)
         runner = CaseRunner(world, recorder, run_id=uuid.uuid4().hex[:8],

@@ -11,9 +11,10 @@ of the cases and the harness, not of any model.
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +26,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
 from pilothouse.context.summarizer import SUMMARY_INSTRUCTIONS
-from pilothouse.evals.cases import Expectation
+from pilothouse.evals.cases import Case, Expectation
 from pilothouse.models.tokens import TokenCounter, message_text, turn_start
 
 
@@ -93,6 +94,41 @@ class OracleChatModel(BaseChatModel):
         for phrase in self.turn.expect.absent:
             text = re.sub(re.escape(phrase), "[withheld]", text, flags=re.IGNORECASE)
         return text
+
+
+def intended_calls(expect: Expectation) -> list[tuple[str, str]]:
+    """What the oracle asks for in a turn, as (tool, arguments as JSON), in a stable order."""
+    calls = [(f"ask_{agent}", "") for agent in expect.agents]
+    calls += [(tool.name, json.dumps(tool.call_args, sort_keys=True)) for tool in expect.tools]
+    return sorted(calls)
+
+
+def overrides(case: Case, tool_calls: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The turns where the product did not make the calls the oracle asked for.
+
+    The product has code between the model and the tools: routing by the question's words,
+    calls made from the question before the model is asked, arguments nobody wrote dropped.
+    Where that code changes what the model asked for, no model can pass the case, and the
+    oracle's result says nothing about the case; this names those turns (`tool_calls` is a
+    `CaseResult`'s), so a self-check can tell them from a case that is wrong.
+    """
+    found = []
+    for number, turn in enumerate(case.turns, start=1):
+        made = sorted((c["name"], "" if c["agent"] == "supervisor" else
+                       json.dumps(c["args"], sort_keys=True))
+                      for c in tool_calls if c["turn"] == number)
+        wanted = intended_calls(turn.expect)
+        if made != wanted:
+            extra = [_call(n, a) for n, a in made if (n, a) not in wanted]
+            missing = [_call(n, a) for n, a in wanted if (n, a) not in made]
+            parts = ([f"made {', '.join(extra)}"] if extra else []) + (
+                [f"not {', '.join(missing)}"] if missing else [])
+            found.append(f"turn {number}: " + ("; ".join(parts) or "made a call twice"))
+    return found
+
+
+def _call(name: str, args: str) -> str:
+    return f"{name}({args})" if args else name
 
 
 def _summary(transcript: str) -> str:

@@ -112,7 +112,10 @@ def summary_table(summaries: Sequence[Summary], title: str) -> Table:
 
 def markdown_report(document: dict[str, Any]) -> str:
     """A JSON report's category table and failed cases as Markdown (for docs/evaluation.md)."""
-    lines = ["| category | passed | rate | calls/case | prompt tok/case | read tok/case "
+    meta = document.get("meta") or {}
+    scope = [f"{key} {meta[key]}" for key in ("split", "world") if meta.get(key)]
+    lines = [f"Cases: {', '.join(scope)}.", ""] if scope else []
+    lines += ["| category | passed | rate | calls/case | prompt tok/case | read tok/case "
              "| completion tok/case | peak prompt | s/case | median s | context actions |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in document["summary"]:
@@ -162,9 +165,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                      "`pilothouse eval --report FILE`)")
     try:
         results = load_results(paths)
-    except (ValueError, KeyError, TypeError) as error:  # JSONDecodeError is a ValueError
+        meta = json.loads(paths[-1].read_text()).get("meta") or {}
+    # JSONDecodeError is a ValueError; a document that is no mapping, an AttributeError.
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
         parser.error(f"not a `pilothouse eval` report ({type(error).__name__}: {error})")
-    print(markdown_report(report_document(results, {})))
+    print(markdown_report(report_document(results, meta)))
 
 
 def report_document(results: Sequence[CaseResult], meta: dict[str, Any]) -> dict[str, Any]:

@@ -119,7 +119,7 @@ class CaseRunner:
                                                         rejected)
             prefix = f"turn {number}: " if len(case.turns) > 1 else ""
             result.checks += [Check(c.name, c.passed, prefix + c.detail)
-                              for c in check_turn(turn.expect, outcome)]
+                              for c in check_turn(turn.expect, outcome, self.world.catalogue)]
             result.answer = outcome.answer
             result.model_calls += usage.model_calls
             result.internal_calls += usage.internal_calls
@@ -165,11 +165,13 @@ class CaseRunner:
         if approvals and approval == "reject":
             context["approval_rejected"] = approvals
         answer = answers[-1] if answers else ""
+        history = await conversation.history()
+        said = "\n".join(message_text(m) for m in history[:turn_start(history) + 1])
         outcome = TurnOutcome(
             answer=answer, calls=await self._calls(conversation, earlier), approvals=approvals,
             context=context, model_calls=usage.model_calls,
             peak_prompt_tokens=usage.peak_prompt_tokens, errors=errors,
-            sources=await self._sources(conversation))
+            sources=await self._sources(conversation), said=said)
         return outcome, usage, max(rejected_before, rejected_so_far)
 
     async def _calls(self, conversation: Conversation,

@@ -1,7 +1,7 @@
 # ruff: noqa: E501
 """The main line of acme-corp/platform-deployments (generated; do not edit).
 
-Written by `sandbox.github.commits.write_shared_main_line` from the GitHub sandbox's
+Written by `sandbox.github.commits.write_shared_main_lines` from the GitHub sandbox's
 generator; the Argo CD sandbox deploys these commits, so each deployed revision is a
 commit, and a pull request, in the GitHub sandbox.
 """

@@ -13,6 +13,7 @@ record's `extra_deploys`.
 from __future__ import annotations
 
 import hashlib
+import importlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -20,13 +21,14 @@ from typing import Any
 
 from pilothouse.sandbox import main_line_data
 from pilothouse.sandbox.argocd.fleet import AppRecord, Deploy
-from pilothouse.sandbox.argocd.vocabulary import HELM_CHART_REPO
+from pilothouse.sandbox.company import ACME
+from pilothouse.sandbox.world_description import WorldDescription
 
 HOUR, DAY = 3600, 86_400
 #: The sandbox's clock (documents.NOW) and the moment before the Degraded apps' bad deploys.
 NOW = int(datetime(2026, 8, 22, 8, 15, 41, tzinfo=UTC).timestamp())
 RECENT = int(datetime(2026, 8, 22, 6, 30, tzinfo=UTC).timestamp())
-_GITHUB_PREFIX = "https://github.com/acme-corp/"
+#: The default world's people (each world's are `world.humans`).
 HUMANS = main_line_data.PEOPLE
 
 
@@ -40,11 +42,13 @@ class Commit:
     message: str
 
 
-def main_line_of(repo: str) -> tuple[Commit, ...]:
+@lru_cache(maxsize=8)
+def main_line_of(repo: str, world: WorldDescription = ACME) -> tuple[Commit, ...]:
     """The main line of `repo`, oldest first (empty: not a GitHub sandbox repository)."""
-    if repo != main_line_data.REPO:
+    if repo != world.main_line_repo:
         return ()
-    return tuple(Commit(*row) for row in main_line_data.COMMITS)
+    data = importlib.import_module(f"pilothouse.sandbox.{world.main_line_module}")
+    return tuple(Commit(*row) for row in data.COMMITS)
 _CHANGES = ("raise memory limit to 512Mi", "enable graceful shutdown", "tune HPA targets",
             "add a PodDisruptionBudget", "move secrets to the vault CSI driver",
             "set topology spread constraints", "lower log verbosity")
@@ -55,12 +59,13 @@ def stamp(moment: int) -> str:
     return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def github_repo(url: str) -> str | None:
+def github_repo(url: str, world: WorldDescription = ACME) -> str | None:
     """The GitHub sandbox repository behind `url`, if it has a main line there."""
-    if not url.startswith(_GITHUB_PREFIX):
+    prefix = f"https://github.com/{world.org}/"
+    if not url.startswith(prefix):
         return None
-    name = url[len(_GITHUB_PREFIX):].removesuffix(".git")
-    return name if _usable(name) else None
+    name = url[len(prefix):].removesuffix(".git")
+    return name if _usable(name, world) else None
 
 
 def image_tag_back(rec: AppRecord, steps: int) -> str:
@@ -86,14 +91,14 @@ def _commit_times(rec: AppRecord, count: int, h: int) -> list[int]:
 
 
 @lru_cache(maxsize=8)
-def _usable(repo: str) -> tuple[Commit, ...]:
+def _usable(repo: str, world: WorldDescription = ACME) -> tuple[Commit, ...]:
     """The repository's main line up to the moment the Degraded apps broke."""
-    return tuple(c for c in main_line_of(repo) if c.date < RECENT)
+    return tuple(c for c in main_line_of(repo, world) if c.date < RECENT)
 
 
 def _picked(repo: str, rec: AppRecord, count: int, h: int) -> list[Commit]:
     """`count` distinct main-line commits (oldest first) made before the Degraded apps broke."""
-    usable = _usable(repo)
+    usable = _usable(repo, rec.world)
     at = len(usable) - 1 - (h % 3 if rec.health == "Degraded" else 3 + (h >> 8) % 25)
     chosen: list[Commit] = []
     for k in range(count):
@@ -108,7 +113,8 @@ def generated(rec: AppRecord) -> tuple[Deploy, ...]:
     """The history the fleet starts with, oldest first (3-5 deploys)."""
     h = _entropy(rec)
     count = 3 + h % 3
-    repo = github_repo(rec.repo)
+    repo = github_repo(rec.repo, rec.world)
+    humans = rec.world.humans
     commits: list[tuple[str, str, str, int]] = []  # (revision, author, message, committed)
     if repo is not None:
         commits = [(c.sha, c.author, c.message, c.date)
@@ -118,11 +124,11 @@ def generated(rec: AppRecord) -> tuple[Deploy, ...]:
             steps = count - 1 - k
             change = _BROKEN_CHANGE if rec.health == "Degraded" and steps == 0 else \
                 _CHANGES[(h >> (4 * k)) % len(_CHANGES)]
-            if rec.repo == HELM_CHART_REPO:
+            if rec.repo == rec.world.helm_chart_repo:
                 revision = image_tag_back(rec, steps)
             else:
                 revision = hashlib.sha1(f"{rec.repo}:{rec.name}:{k}".encode()).hexdigest()
-            commits.append((revision, HUMANS[(h >> (5 * k)) % len(HUMANS)],
+            commits.append((revision, humans[(h >> (5 * k)) % len(humans)],
                             f"{rec.service}({rec.env}): {change}", when))
     deploys: list[Deploy] = []
     first_id = 40 + (h >> 30) % 60
@@ -140,7 +146,7 @@ def generated(rec: AppRecord) -> tuple[Deploy, ...]:
         deploys.append(Deploy(
             id=first_id + k, revision=revision, deployed_at=min(deployed, NOW - 900),
             automated=rec.auto_sync,
-            username=None if rec.auto_sync else HUMANS[(h >> (7 * k + 3)) % len(HUMANS)],
+            username=None if rec.auto_sync else humans[(h >> (7 * k + 3)) % len(humans)],
             author=author, message=message, committed_at=committed,
             tag=image_tag_back(rec, steps), broken=newest and rec.health == "Degraded"))
     return tuple(deploys)
@@ -162,10 +168,10 @@ def head_revision(rec: AppRecord) -> str:
         return head(rec).revision
     h = _entropy(rec)
     count = 3 + h % 3
-    repo = github_repo(rec.repo)
+    repo = github_repo(rec.repo, rec.world)
     if repo is not None:
         return _picked(repo, rec, 1, h)[-1].sha
-    if rec.repo == HELM_CHART_REPO:
+    if rec.repo == rec.world.helm_chart_repo:
         return image_tag_back(rec, 0)
     return hashlib.sha1(f"{rec.repo}:{rec.name}:{count - 1}".encode()).hexdigest()
 
@@ -190,9 +196,9 @@ def revision_metadata(rec: AppRecord, revision: str) -> dict[str, Any] | None:
     if deploy is not None:
         author, message, date = deploy.author, deploy.message, deploy.committed_at
     else:
-        repo = github_repo(rec.repo)
-        commit = next((c for c in main_line_of(repo) if c.sha == revision), None) if repo \
-            else None
+        repo = github_repo(rec.repo, rec.world)
+        commit = next((c for c in main_line_of(repo, rec.world) if c.sha == revision),
+                      None) if repo else None
         if commit is None:
             return None
         author, message, date = commit.author, commit.message, commit.date

@@ -13,7 +13,6 @@ from typing import Any
 
 from pilothouse.sandbox.argocd import deploys
 from pilothouse.sandbox.argocd.fleet import AppRecord
-from pilothouse.sandbox.argocd.vocabulary import HELM_CHART_REPO
 
 NOW = "2026-08-22T08:15:41Z"
 _RESOURCES: tuple[tuple[str, str, str, str, bool], ...] = (
@@ -66,10 +65,9 @@ HISTORY_LIMIT = 10
 
 
 def source(rec: AppRecord) -> dict[str, Any]:
-    if rec.repo == HELM_CHART_REPO:
+    if rec.repo == rec.world.helm_chart_repo:
         return {"repoURL": rec.repo, "targetRevision": image_tag(rec),
-                "chart": f"{rec.team}-{rec.service}",
-                "helm": {"releaseName": f"{rec.team}-{rec.service}"}}
+                "chart": rec.workload, "helm": {"releaseName": rec.workload}}
     body: dict[str, Any] = {"repoURL": rec.repo, "path": rec.path, "targetRevision": "main"}
     if rec.source_type == "Helm":
         body["helm"] = {"valueFiles": ["values.yaml", f"values-{rec.env}.yaml"]}
@@ -100,13 +98,13 @@ def health(rec: AppRecord) -> dict[str, Any]:
 
 
 def images(rec: AppRecord) -> list[str]:
-    return [f"ghcr.io/acme-corp/{rec.team}-{rec.service}:{image_tag(rec)}"]
+    return [f"ghcr.io/{rec.world.org}/{rec.workload}:{image_tag(rec)}"]
 
 
 def resources(rec: AppRecord) -> list[dict[str, Any]]:
     """`status.resources`: what the app manages, with the app's problems on the Deployment."""
     out: list[dict[str, Any]] = []
-    base = f"{rec.team}-{rec.service}"
+    base = rec.workload
     for group, version, kind, suffix, has_health in _RESOURCES:
         item: dict[str, Any] = {"version": version, "kind": kind, "namespace": rec.namespace,
                                 "name": base + suffix}

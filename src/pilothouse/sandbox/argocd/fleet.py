@@ -13,28 +13,14 @@ from __future__ import annotations
 import hashlib
 from array import array
 from dataclasses import dataclass, field
+from functools import cache
 
 from pilothouse.sandbox.argocd import vocabulary as v
+from pilothouse.sandbox.company import ACME
+from pilothouse.sandbox.world_description import WorldDescription
 
-# (sync, health, cumulative share): mostly Synced/Healthy, as in a real fleet.
-_STATUS_MIX: tuple[tuple[str, str, float], ...] = (
-    ("Synced", "Healthy", 0.78),
-    ("OutOfSync", "Healthy", 0.86),
-    ("Synced", "Progressing", 0.91),
-    ("OutOfSync", "Degraded", 0.95),
-    ("Synced", "Degraded", 0.97),
-    ("OutOfSync", "Missing", 0.985),
-    ("Synced", "Suspended", 0.995),
-    ("Unknown", "Unknown", 1.0),
-)
-_COMBOS: tuple[tuple[str, str, str], ...] = tuple(
-    (team, service, env)
-    for team, services in v.TEAM_SERVICES.items()
-    for service in services
-    for env in v.ENVIRONMENTS
-)
-_COMBO_INDEX: dict[str, int] = {f"{t}-{s}-{e}": k for k, (t, s, e) in enumerate(_COMBOS)}
-BASE_PROJECTS: tuple[str, ...] = ("default", *v.TEAMS)
+#: The default world's projects: `default` and one per team.
+BASE_PROJECTS: tuple[str, ...] = ACME.base_projects
 # Kubernetes caps an annotation key (optional DNS-subdomain prefix plus name) at 253 characters.
 MAX_ANNOTATION_KEY = 253
 
@@ -72,22 +58,37 @@ def check_annotation_key(key: str) -> None:
 
 @dataclass(frozen=True)
 class FleetSpec:
-    """Size and seed of a generated fleet; `None` counts mean "the natural number"."""
+    """World, size and seed of a generated fleet; `None` counts mean "the natural number".
 
-    apps: int = 819
+    The defaults are the default world's; `FleetSpec.of(world)` takes another world's size
+    and seed.
+    """
+
+    apps: int = ACME.fleet_apps
     projects: int | None = None
     applicationsets: int | None = None
     clusters: int | None = None
-    seed: int = 8_069_395
+    seed: int = ACME.fleet_seed
     markers: tuple[Marker, ...] = field(default_factory=tuple)
     annotations: tuple[PlantedAnnotation, ...] = field(default_factory=tuple)
+    world: WorldDescription = ACME
+
+    @classmethod
+    def of(cls, world: WorldDescription, *, apps: int | None = None, seed: int | None = None,
+           annotations: tuple[PlantedAnnotation, ...] = (),
+           markers: tuple[Marker, ...] = ()) -> FleetSpec:
+        """A fleet of `world`, of its natural size and seed unless `apps` / `seed` say."""
+        return cls(apps=world.fleet_apps if apps is None else apps,
+                   seed=world.fleet_seed if seed is None else seed, world=world,
+                   annotations=annotations, markers=markers)
 
     def __post_init__(self) -> None:
         if self.apps < 0:
             raise ValueError("apps must be zero or more")
-        if self.projects is not None and self.projects < len(BASE_PROJECTS):
-            raise ValueError(f"projects must be at least {len(BASE_PROJECTS)} (one per team)")
-        vocabulary = v.vocabulary_text()
+        base = self.world.base_projects
+        if self.projects is not None and self.projects < len(base):
+            raise ValueError(f"projects must be at least {len(base)} (one per team)")
+        vocabulary = v.vocabulary_text(self.world)
         for marker in self.markers:
             term = marker.term
             if not (term.isalpha() and term.islower() and len(term) >= 4):
@@ -116,17 +117,17 @@ class FleetSpec:
 
     @property
     def project_count(self) -> int:
-        return len(BASE_PROJECTS) if self.projects is None else self.projects
+        return len(self.world.base_projects) if self.projects is None else self.projects
 
     @property
     def applicationset_count(self) -> int:
-        base = sum(len(s) for s in v.TEAM_SERVICES.values())
+        base = len(self.world.appsets)
         return base if self.applicationsets is None else self.applicationsets
 
     @property
     def cluster_count(self) -> int:
         """Cluster secrets; `in-cluster` is listed on top of these."""
-        return len(v.BASE_CLUSTERS) if self.clusters is None else self.clusters
+        return len(self.world.clusters) if self.clusters is None else self.clusters
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +180,8 @@ class AppRecord:
     hand_edited: bool = False
     drift: int = 0
     live_replicas: int | None = None
+    #: The world the application belongs to: its conventions name its resources.
+    world: WorldDescription = ACME
 
     @property
     def project(self) -> str:
@@ -186,7 +189,12 @@ class AppRecord:
 
     @property
     def namespace(self) -> str:
-        return f"{self.team}-{self.env}" if self.env != "production" else self.team
+        return self.world.namespace(self.team, self.service, self.env)
+
+    @property
+    def workload(self) -> str:
+        """The name of its Deployment, Service, ConfigMap and image (before any suffix)."""
+        return self.world.workload_of(self.team, self.service)
 
 
 def chosen(index: int, count: int, total: int) -> bool:
@@ -207,11 +215,19 @@ def fraction(number: int, slot: int) -> float:
     return ((number >> (16 * slot)) & 0xFFFF) / 65536.0
 
 
+@cache
+def _placement_index(world: WorldDescription) -> dict[str, int]:
+    """Base application name (no replica suffix) -> its placement number."""
+    return {world.application(t, s, e): k for k, (t, s, e) in enumerate(world.placements)}
+
+
 class Fleet:
     """Applications, projects, application sets and clusters derived from a `FleetSpec`."""
 
     def __init__(self, spec: FleetSpec | None = None) -> None:
         self.spec = spec or FleetSpec()
+        self.world = self.spec.world
+        self._combos = self.world.placements
         # Argo CD lists applications sorted by name; only the permutation is kept.
         self._order = array("I", sorted(range(self.spec.apps), key=self.name_of))
         self._planted = self._planted_by_name()
@@ -220,27 +236,29 @@ class Fleet:
         return self.spec.apps
 
     def name_of(self, index: int) -> str:
-        team, service, env = _COMBOS[index % len(_COMBOS)]
-        return f"{team}-{service}-{env}{v.replica_suffix(index // len(_COMBOS))}"
+        team, service, env = self._combos[index % len(self._combos)]
+        return (self.world.application(team, service, env)
+                + self.world.replica_suffix(index // len(self._combos)))
 
     def index_of(self, name: str) -> int | None:
         """The index of the application called `name`, or None."""
+        combos, world = _placement_index(self.world), self.world
         base, replica = name, 0
-        if name not in _COMBO_INDEX:
-            for candidate in range(1, len(v.REPLICA_REGIONS) + 1):
-                suffix = v.replica_suffix(candidate)
+        if name not in combos:
+            for candidate in range(1, len(world.replica_regions) + 1):
+                suffix = world.replica_suffix(candidate)
                 if name.endswith(suffix):
                     base, replica = name[: -len(suffix)], candidate
                     break
             else:
                 head, sep, number = name.rpartition("-cell-")
-                if not sep or not number.isdigit() or int(number) <= len(v.REPLICA_REGIONS):
+                if not sep or not number.isdigit() or int(number) <= len(world.replica_regions):
                     return None
                 base, replica = head, int(number)
-        combo = _COMBO_INDEX.get(base)
+        combo = combos.get(base)
         if combo is None:
             return None
-        index = replica * len(_COMBOS) + combo
+        index = replica * len(self._combos) + combo
         return index if index < self.spec.apps and self.name_of(index) == name else None
 
     def _planted_by_name(self) -> dict[str, dict[str, str]]:
@@ -262,30 +280,27 @@ class Fleet:
 
     def app(self, index: int) -> AppRecord:
         """Derive application `index` (0-based, generation order)."""
-        team, service, env = _COMBOS[index % len(_COMBOS)]
-        replica = index // len(_COMBOS)
+        world, combos = self.world, self._combos
+        team, service, env = combos[index % len(combos)]
+        replica = index // len(combos)
         h = digest(self.spec.seed, "app", index)
         roll = fraction(h, 0)
-        sync, health = next((s, hl) for s, hl, top in _STATUS_MIX if roll < top)
-        env_clusters = [c for c in v.BASE_CLUSTERS if c[2] == env]
-        if team == "platform" and fraction(h, 1) < 0.5:
+        sync, health = next((s, hl) for s, hl, top in world.status_mix if roll < top)
+        env_clusters = [c for c in world.clusters if c[2] == env]
+        if team == world.in_cluster_team and fraction(h, 1) < 0.5:
             cluster_name, cluster_server = v.IN_CLUSTER_NAME, v.IN_CLUSTER_SERVER
         else:
             cluster = env_clusters[int(fraction(h, 1) * len(env_clusters))]
             cluster_name, cluster_server = cluster[0], cluster[1]
-        style = fraction(h, 2)
-        if style < 0.55:
-            repo, path, source_type = v.SHARED_REPO, f"charts/{team}-{service}", "Helm"
-        elif style < 0.9:
-            repo = f"https://github.com/acme-corp/{team}-deploy.git"
-            path, source_type = f"apps/{service}/overlays/{env}", "Kustomize"
-        else:
-            repo, path, source_type = v.HELM_CHART_REPO, "", "Helm"
+        source = world.source_for(fraction(h, 2))
+        repo = source.repo.format(org=world.org, team=team)
+        path = source.path.format(team=team, service=service, env=env)
+        source_type = source.kind
         labels = {
             "app.kubernetes.io/part-of": team,
-            "env": v.ENV_LABEL[env],
+            "env": world.env_labels[env],
             "team": team,
-            "tier": v.tier_of(service),
+            "tier": world.tier_of(service),
         }
         for term in self.markers_for("applications", index, self.spec.apps):
             labels[term] = "true"
@@ -293,7 +308,7 @@ class Fleet:
         if fraction(h, 3) < 0.04:
             key = "notifications.argoproj.io/subscribe.on-sync-failed.slack"
             annotations = {key: f"{team}-alerts"}
-        name = f"{team}-{service}-{env}{v.replica_suffix(replica)}"
+        name = world.application(team, service, env) + world.replica_suffix(replica)
         planted = self._planted.get(name)
         if planted:
             # A fresh dict: records are handed out and must not alias the fleet's own.
@@ -320,4 +335,5 @@ class Fleet:
             created=f"2025-{1 + index % 12:02d}-{day:02d}T09:12:44Z",
             replicas=1 + int(fraction(h, 6) * 4),
             hand_edited=sync == "OutOfSync",
+            world=world,
         )

@@ -11,11 +11,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from pilothouse.sandbox.argocd import vocabulary as v
-from pilothouse.sandbox.argocd.fleet import BASE_PROJECTS, Fleet, digest, fraction
-
-_APPSET_BASE: tuple[tuple[str, str], ...] = tuple(
-    (team, service) for team, services in v.TEAM_SERVICES.items() for service in services
-)
+from pilothouse.sandbox.argocd.fleet import Fleet, digest, fraction
+from pilothouse.sandbox.company import ACME
+from pilothouse.sandbox.world_description import Cluster, WorldDescription
 
 
 def _uid(seed: int, *parts: object) -> str:
@@ -27,24 +25,25 @@ def _tags(terms: list[str]) -> str:
     return f" Tags: {', '.join(terms)}." if terms else ""
 
 
-def project_name(k: int) -> str:
-    return BASE_PROJECTS[k] if k < len(BASE_PROJECTS) else f"tenant-{k:03d}"
+def project_name(k: int, world: WorldDescription = ACME) -> str:
+    base = world.base_projects
+    return base[k] if k < len(base) else f"tenant-{k:03d}"
 
 
 def project(fleet: Fleet, k: int) -> dict[str, Any]:
     """Project number `k` (generation order)."""
-    name = project_name(k)
+    world = fleet.world
+    name = project_name(k, world)
     terms = fleet.markers_for("projects", k, fleet.spec.project_count)
     if name == "default":
         description, repos = "Default project", ["*"]
-    elif name in v.TEAM_SERVICES:
+    elif name in world.team_services:
         description = f"{name.capitalize()} team services"
-        repos = [v.SHARED_REPO, f"https://github.com/acme-corp/{name}-deploy.git",
-                 v.HELM_CHART_REPO]
+        repos = world.team_repo_urls(name)
     else:
-        description, repos = f"Tenant project {k:03d}", [v.SHARED_REPO]
+        description, repos = f"Tenant project {k:03d}", world.team_repo_urls(name)[:1]
     pattern = "*" if name == "default" else f"{name}*"
-    destinations = [{"server": c[1], "namespace": pattern} for c in v.BASE_CLUSTERS]
+    destinations = [{"server": c[1], "namespace": pattern} for c in world.clusters]
     destinations.append({"server": v.IN_CLUSTER_SERVER, "namespace": pattern})
     return {
         "metadata": {"name": name, "namespace": "argocd", "uid": _uid(fleet.spec.seed, "p", k),
@@ -57,7 +56,7 @@ def project(fleet: Fleet, k: int) -> dict[str, Any]:
             "description": description + _tags(terms),
             "roles": [{"name": "ci", "description": "CI sync role",
                        "policies": [f"p, proj:{name}:ci, applications, sync, {name}/*, allow"],
-                       "groups": [f"acme:{name}-admins"]}],
+                       "groups": [f"{world.company}:{name}-admins"]}],
             "clusterResourceWhitelist": [{"group": "", "kind": "Namespace"}],
             "orphanedResources": {"warn": True},
         },
@@ -67,40 +66,43 @@ def project(fleet: Fleet, k: int) -> dict[str, Any]:
 
 def projects(fleet: Fleet) -> Iterator[dict[str, Any]]:
     count = fleet.spec.project_count
-    for k in sorted(range(count), key=project_name):
+    for k in sorted(range(count), key=lambda k: project_name(k, fleet.world)):
         yield project(fleet, k)
 
 
-def applicationset_name(k: int) -> str:
-    if k < len(_APPSET_BASE):
-        team, service = _APPSET_BASE[k]
+def applicationset_name(k: int, world: WorldDescription = ACME) -> str:
+    if k < len(world.appsets):
+        team, service = world.appsets[k]
         return f"{team}-{service}"
     return f"tenant-{k:03d}-apps"
 
 
 def applicationset(fleet: Fleet, k: int) -> dict[str, Any]:
     """Application set number `k`: one per team service, generating its per-environment apps."""
-    name = applicationset_name(k)
-    team, service = _APPSET_BASE[k] if k < len(_APPSET_BASE) else ("default", name[:-5])
+    world = fleet.world
+    name = applicationset_name(k, world)
+    team, service = world.appsets[k] if k < len(world.appsets) else ("default", name[:-5])
     labels = {"team": team}
     for term in fleet.markers_for("applicationsets", k, fleet.spec.applicationset_count):
         labels[term] = "true"
-    path = f"charts/{team}-{service}"
+    shared = world.sources[0]
+    path = shared.path.format(team=team, service=service, env="{{env}}")
     return {
         "metadata": {"name": name, "namespace": "argocd", "uid": _uid(fleet.spec.seed, "s", k),
                      "resourceVersion": str(48_200_000 + k), "generation": 1 + k % 12,
                      "creationTimestamp": "2025-03-10T08:00:00Z", "labels": labels},
         "spec": {
             "generators": [{"list": {"elements": [
-                {"env": c[2], "cluster": c[1]} for c in v.BASE_CLUSTERS[::2]]}}],
+                {"env": c[2], "cluster": c[1]} for c in world.clusters[::2]]}}],
             "template": {
-                "metadata": {"name": f"{team}-{service}-{{{{env}}}}",
+                "metadata": {"name": world.application(team, service, "{{env}}"),
                              "labels": {"team": team, "env": "{{env}}"}},
                 "spec": {
-                    "source": {"repoURL": v.SHARED_REPO, "path": path, "targetRevision": "main",
+                    "source": {"repoURL": shared.repo.format(org=world.org, team=team),
+                               "path": path, "targetRevision": "main",
                                "helm": {"valueFiles": ["values.yaml", "values-{{env}}.yaml"]}},
                     "destination": {"server": "{{cluster}}", "namespace": team},
-                    "project": team if team in v.TEAM_SERVICES else "default",
+                    "project": team if team in world.team_services else "default",
                     "syncPolicy": {"automated": {"prune": True, "selfHeal": True}},
                 },
             },
@@ -122,16 +124,16 @@ def applicationset(fleet: Fleet, k: int) -> dict[str, Any]:
 
 def applicationsets(fleet: Fleet) -> Iterator[dict[str, Any]]:
     count = fleet.spec.applicationset_count
-    for k in sorted(range(count), key=applicationset_name):
+    for k in sorted(range(count), key=lambda k: applicationset_name(k, fleet.world)):
         yield applicationset(fleet, k)
 
 
-def _cluster_parts(k: int) -> tuple[str, str, str, str]:
-    if k < len(v.BASE_CLUSTERS):
-        return v.BASE_CLUSTERS[k]
-    provider, env, region = v.EXTRA_CLUSTER_PARTS[k % len(v.EXTRA_CLUSTER_PARTS)]
+def _cluster_parts(k: int, world: WorldDescription) -> Cluster:
+    if k < len(world.clusters):
+        return world.clusters[k]
+    provider, env, region = world.extra_cluster_parts[k % len(world.extra_cluster_parts)]
     name = f"{provider}-{env}-{region}-{k:03d}"
-    return name, f"https://{name}.acme.internal", env, region
+    return name, f"https://{name}.{world.domain}", env, region
 
 
 def _connection(ok: bool) -> dict[str, Any]:
@@ -142,7 +144,7 @@ def _connection(ok: bool) -> dict[str, Any]:
 
 def cluster(fleet: Fleet, k: int) -> dict[str, Any]:
     """Cluster secret number `k`, sanitized the way the API returns it (no credentials)."""
-    name, server, env, region = _cluster_parts(k)
+    name, server, env, region = _cluster_parts(k, fleet.world)
     ok = fraction(digest(fleet.spec.seed, "c", k), 0) > 0.08
     labels = {"env": env, "region": region}
     for term in fleet.markers_for("clusters", k, fleet.spec.cluster_count):

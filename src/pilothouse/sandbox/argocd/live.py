@@ -28,7 +28,7 @@ def _uid(rec: AppRecord, n: int) -> str:
 def pod_names(rec: AppRecord) -> list[str]:
     if rec.health in ("Missing", "Suspended"):
         return []
-    rs = f"{rec.team}-{rec.service}-{rec.revision[:9]}"
+    rs = f"{rec.workload}-{rec.revision[:9]}"
     return [f"{rs}-{rec.revision[10 + 5 * k:15 + 5 * k]}" for k in range(rec.replicas)]
 
 
@@ -42,8 +42,8 @@ def _pod_health(rec: AppRecord, k: int, count: int) -> dict[str, Any]:
 
 def resource_tree(rec: AppRecord) -> dict[str, Any]:
     """`GET .../resource-tree`: managed resources plus the ReplicaSet and Pods they own."""
-    ns, base = rec.namespace, f"{rec.team}-{rec.service}"
-    image = f"ghcr.io/acme-corp/{base}:{image_tag(rec)}"
+    ns, base = rec.namespace, rec.workload
+    image = f"ghcr.io/{rec.world.org}/{base}:{image_tag(rec)}"
     created = "2025-03-11T09:13:02Z"
     deploy: dict[str, Any] = {
               "group": "apps", "version": "v1", "kind": "Deployment", "namespace": ns,
@@ -98,7 +98,7 @@ def resource_tree(rec: AppRecord) -> dict[str, Any]:
 
 def events(rec: AppRecord) -> dict[str, Any]:
     """`GET .../events`: an `eventsEventList` for the app's objects."""
-    ns, base = rec.namespace, f"{rec.team}-{rec.service}"
+    ns, base = rec.namespace, rec.workload
     items: list[dict[str, Any]] = []
 
     def add(kind: str, name: str, kind_type: str, reason: str, message: str, count: int,

@@ -30,7 +30,7 @@ _KINDS: tuple[tuple[str, str, str, str], ...] = (
 
 
 def _spec(rec: AppRecord, kind: str, deploy: Deploy) -> dict[str, Any]:
-    base = f"{rec.team}-{rec.service}"
+    base = rec.workload
     labels = {"app.kubernetes.io/name": base}
     if kind == "ConfigMap":
         return {"data": {"LOG_LEVEL": "info", "DB_POOL_SIZE": "0" if deploy.broken else "20",
@@ -42,7 +42,7 @@ def _spec(rec: AppRecord, kind: str, deploy: Deploy) -> dict[str, Any]:
     if kind == "ServiceAccount":
         return {}
     if kind == "Deployment":
-        container = {"name": "app", "image": f"ghcr.io/acme-corp/{base}:{deploy.tag}",
+        container = {"name": "app", "image": f"ghcr.io/{rec.world.org}/{base}:{deploy.tag}",
                      "envFrom": [{"configMapRef": {"name": f"{base}-config"}}],
                      "resources": {"limits": {"memory": "512Mi"}}}
         return {"spec": {"replicas": rec.replicas, "selector": {"matchLabels": labels},
@@ -53,7 +53,7 @@ def _spec(rec: AppRecord, kind: str, deploy: Deploy) -> dict[str, Any]:
     if kind == "ServiceMonitor":
         return {"spec": {"endpoints": [{"port": "http", "interval": "30s"}]}}
     if kind == "Ingress":
-        return {"spec": {"rules": [{"host": f"{rec.service}.{rec.team}.acme.internal"}]}}
+        return {"spec": {"rules": [{"host": f"{rec.service}.{rec.team}.{rec.world.domain}"}]}}
     return {"spec": {"minAvailable": 1}}
 
 
@@ -61,7 +61,7 @@ def manifest(rec: AppRecord, index: int, deploy: Deploy) -> dict[str, Any]:
     """Resource `index` of `_KINDS` as revision `deploy` declares it."""
     group, version, kind, suffix = _KINDS[index]
     return {"apiVersion": f"{group}/{version}" if group else version, "kind": kind,
-            "metadata": {"name": f"{rec.team}-{rec.service}{suffix}",
+            "metadata": {"name": f"{rec.workload}{suffix}",
                          "namespace": rec.namespace,
                          "labels": {"app.kubernetes.io/instance": rec.name}},
             **_spec(rec, kind, deploy)}

@@ -16,6 +16,7 @@ from pilothouse.sandbox.argocd.api import create_sandbox_app
 from pilothouse.sandbox.argocd.fleet import FleetSpec
 from pilothouse.sandbox.argocd.state import DEFAULT_PASSWORD, DEFAULT_TOKEN, DEFAULT_USERNAME
 from pilothouse.sandbox.serving import HOST, running_app, uvicorn_config
+from pilothouse.sandbox.world_description import WorldDescription
 
 
 @dataclass(frozen=True)
@@ -41,15 +42,18 @@ def serve_sandbox(apps: int = 819, port: int = 8081, token: str = DEFAULT_TOKEN,
 
 @contextmanager
 def running_sandbox(spec: FleetSpec | None = None, *, apps: int | None = None,
-                    token: str = DEFAULT_TOKEN, **options: Any) -> Iterator[RunningSandbox]:
+                    world: WorldDescription | None = None, token: str = DEFAULT_TOKEN,
+                    **options: Any) -> Iterator[RunningSandbox]:
     """Serve a sandbox on 127.0.0.1:<free port> in a thread; yields its URL and credentials.
 
-    Pass a `FleetSpec` for a test fleet, or just `apps` for the default fleet of that size.
+    Pass a `FleetSpec` for a test fleet, or `world` and/or `apps` for a world's fleet (default:
+    the default world's) of that size.
     """
     if spec is None:
-        spec = FleetSpec() if apps is None else FleetSpec(apps=apps)
-    elif apps is not None:
-        raise ValueError("pass either spec or apps, not both")
+        spec = FleetSpec() if apps is None and world is None else \
+            FleetSpec.of(world or FleetSpec().world, apps=apps)
+    elif apps is not None or world is not None:
+        raise ValueError("pass either spec, or apps and world, not both")
     with running_app(create_sandbox_app(spec, token, **options)) as url:
         yield RunningSandbox(url=url, token=token,
                              username=options.get("username", DEFAULT_USERNAME),

@@ -223,7 +223,7 @@ class SandboxState:
         deploy = deploys.new_deploy(
             rec, revision=revision, username=None if rec.auto_sync else self.username,
             tag=f"{current.tag}-hotfix.{count + 1}", message=message or
-            f"{rec.service}({rec.env}): hotfix {count + 1}", author="fkhan-oncall",
+            f"{rec.service}({rec.env}): hotfix {count + 1}", author=rec.world.oncall,
             moment=int(time.time()))
         self.overlay(index).extra_deploys.append(deploy)
         return deploy

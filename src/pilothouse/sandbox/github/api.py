@@ -112,7 +112,7 @@ class GitHubSandboxApi:
         return endpoint
 
     def _site(self, request: Request) -> Site:
-        return Site(api=api_root(request))
+        return Site(api=api_root(request), words=self.state.world.words)
 
     def _repo(self, request: Request, authenticated: bool) -> Repo | None:
         params = request.path_params
@@ -281,8 +281,8 @@ class GitHubSandboxApi:
             return gh_error(401, "Requires authentication",
                             f"{DOCS}/users/users#get-the-authenticated-user")
         doc = {**self._site(request).user(v.VIEWER), "name": "Pilothouse sandbox",
-               "company": "@acme-corp", "blog": "", "location": None, "email": None,
-               "hireable": None, "bio": "The token the GitHub sandbox accepts",
+               "company": f"@{self.state.world.owner}", "blog": "", "location": None,
+               "email": None, "hireable": None, "bio": "The token the GitHub sandbox accepts",
                "twitter_username": None, "public_repos": 0, "public_gists": 0,
                "followers": 0, "following": 0, "created_at": "2024-01-15T10:00:00Z",
                "updated_at": "2026-08-01T10:00:00Z"}

@@ -3,7 +3,7 @@
 The commit of pull request #N is its `merge_commit_sha`, so `GET .../commits/{sha}` and
 `GET .../pulls/{N}` describe the same change, and the Argo CD sandbox deploys these very SHAs
 (`sandbox.argocd.deploys`): a deploy's revision leads to its commit and its pull request.
-`main_line_of` rebuilds one repository of the default organisation without the rest, for the
+`main_line_of` rebuilds one repository of a world's organisation without the rest, for the
 Argo CD sandbox, which has no GitHub world of its own.
 """
 
@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from pilothouse.sandbox.company import ACME
 from pilothouse.sandbox.github.generate import RepoGenerator
 from pilothouse.sandbox.github.records import FileChange, Pull, Repo
-from pilothouse.sandbox.github.vocabulary import HUMANS
 from pilothouse.sandbox.github.world import WorldSpec
+from pilothouse.sandbox.world_description import WorldDescription
 
 
 @dataclass(frozen=True)
@@ -78,41 +79,48 @@ class MainLines:
 
 
 @lru_cache(maxsize=8)
-def main_line_of(name: str) -> tuple[Commit, ...]:
-    """The main line of the default organisation's repository `name` (empty if unknown)."""
-    spec = WorldSpec()
+def main_line_of(name: str, world: WorldDescription = ACME) -> tuple[Commit, ...]:
+    """The main line of `world`'s repository `name` (empty if unknown)."""
+    spec = WorldSpec.of(world)
     for index, repo_spec in enumerate(spec.repos):
         if repo_spec.name == name:
-            generator = RepoGenerator(repo_spec, seed=spec.seed, index=index, now=spec.now)
+            generator = RepoGenerator(repo_spec, seed=spec.seed, index=index, now=spec.now,
+                                      words=spec.words)
             return main_line(generator.contents()[0])
     return ()
 
 
-#: The one repository whose main line the Argo CD sandbox deploys.
-SHARED_REPO = "platform-deployments"
+#: The one repository of the default world whose main line the Argo CD sandbox deploys.
+SHARED_REPO = ACME.main_line_repo
 
 
-def shared_main_line_module() -> str:
-    """The source of `sandbox.main_line_data`: this repository's main line, for the Argo CD
-    sandbox, which may not import this package (the sandboxes stand alone). Rewrite it with
-    `python -c "from pilothouse.sandbox.github.commits import write_shared_main_line as w; w()"`
-    after changing the generator; tests/sandbox/test_sandbox_changes.py checks they agree."""
+def shared_main_line_module(world: WorldDescription = ACME) -> str:
+    """The source of `sandbox.<world.main_line_module>`: the main line of the world's
+    `main_line_repo`, for the Argo CD sandbox, which may not import this package (the sandboxes
+    stand alone). Rewrite them with `python -c "from pilothouse.sandbox.github.commits import
+    write_shared_main_lines as w; w()"` after changing the generator;
+    tests/sandbox/test_sandbox_changes.py checks they agree."""
+    repo = world.main_line_repo
     rows = "\n".join(f"    ({c.sha!r}, {c.author!r}, {c.date}, {c.message!r}),"
-                     for c in main_line_of(SHARED_REPO))
+                     for c in main_line_of(repo, world))
     return ("# ruff: noqa: E501\n"
-            f'"""The main line of acme-corp/{SHARED_REPO} (generated; do not edit).\n\n'
-            "Written by `sandbox.github.commits.write_shared_main_line` from the GitHub "
+            f'"""The main line of {world.org}/{repo} (generated; do not edit).\n\n'
+            "Written by `sandbox.github.commits.write_shared_main_lines` from the GitHub "
             "sandbox's\ngenerator; the Argo CD sandbox deploys these commits, so each deployed "
             'revision is a\ncommit, and a pull request, in the GitHub sandbox.\n"""\n\n'
-            f'REPO = "{SHARED_REPO}"\n'
+            f'REPO = "{repo}"\n'
             "#: The people who commit (sandbox.github.vocabulary.HUMANS).\n"
-            f"PEOPLE: tuple[str, ...] = {HUMANS!r}\n"
+            f"PEOPLE: tuple[str, ...] = {world.humans!r}\n"
             "#: (sha, author, date as epoch seconds, message), oldest first.\n"
             "COMMITS: tuple[tuple[str, str, int, str], ...] = (\n" + rows + "\n)\n")
 
 
-def write_shared_main_line() -> None:
+def write_shared_main_lines() -> None:
+    """Write the main-line module of every world."""
     from pathlib import Path
 
-    target = Path(__file__).resolve().parents[1] / "main_line_data.py"
-    target.write_text(shared_main_line_module())
+    from pilothouse.sandbox.worlds import WORLDS
+
+    for world in WORLDS.values():
+        target = Path(__file__).resolve().parents[1] / f"{world.main_line_module}.py"
+        target.write_text(shared_main_line_module(world))

@@ -37,13 +37,16 @@ class Site:
 
     api: str
     web: str = WEB
+    #: The world's names: accounts, labels, the organisation.
+    words: v.Words = v.DEFAULT_WORDS
 
     def user(self, login: str) -> dict[str, Any]:
+        words = self.words
         # An unknown login still gets a stable id (hash() differs between processes).
-        uid, kind = v.ACCOUNTS.get(login, (int(hashlib.sha1(login.encode()).hexdigest()[:6], 16),
-                                           "User"))
-        if login == v.OWNER:
-            uid, kind = v.OWNER_ID, "Organization"
+        uid, kind = words.accounts.get(
+            login, (int(hashlib.sha1(login.encode()).hexdigest()[:6], 16), "User"))
+        if login == words.owner:
+            uid, kind = words.owner_id, "Organization"
         url = f"{self.api}/users/{login}"
         return {
             "login": login, "id": uid, "node_id": f"U_kgDOB{uid}",
@@ -60,8 +63,9 @@ class Site:
         }
 
     def label(self, repo: Repo, name: str) -> dict[str, Any]:
-        color, description = v.LABELS.get(name, ("ededed", ""))
-        label_id = 5_123_456_000 + sorted(v.LABELS).index(name) if name in v.LABELS else 0
+        labels = self.words.labels
+        color, description = labels.get(name, ("ededed", ""))
+        label_id = 5_123_456_000 + sorted(labels).index(name) if name in labels else 0
         return {"id": label_id, "node_id": _node("LA_kwDOJ", label_id),
                 "url": f"{self.api}/repos/{repo.full_name}/labels/{name}", "name": name,
                 "color": color, "default": name in ("bug", "enhancement"),
@@ -169,7 +173,7 @@ class Site:
                     "unknown" if pull.state == "closed" else "draft" if pull.draft
                     else "blocked" if blocked else "clean"),
                 "merged_by": self.user(pull.requested_reviewers[0] if pull.requested_reviewers
-                                       else v.HUMANS[0]) if pull.merged else None,
+                                       else self.words.humans[0]) if pull.merged else None,
                 "comments": pull.comments, "review_comments": pull.review_comments,
                 "maintainer_can_modify": False, "commits": pull.commits,
                 "additions": pull.additions, "deletions": pull.deletions,
@@ -256,7 +260,8 @@ class Site:
         url = f"{api}/actions/runs/{run.id}"
         commit = {"id": run.head_sha, "tree_id": run.head_sha[::-1],
                   "message": run.display_title, "timestamp": iso(run.created_at),
-                  "author": {"name": run.actor, "email": f"{run.actor}@acme.example"},
+                  "author": {"name": run.actor,
+                             "email": f"{run.actor}@{self.words.company}.example"},
                   "committer": {"name": "GitHub", "email": "noreply@github.com"}}
         pulls = [{"url": f"{api}/pulls/{n}", "id": 2_000_000_000 + n, "number": n,
                   "head": {"ref": run.head_branch, "sha": run.head_sha},

@@ -44,11 +44,13 @@ def _slug(text: str) -> str:
 class RepoGenerator:
     """Builds the contents of one repository; `now` anchors every timestamp."""
 
-    def __init__(self, spec: RepoSpec, *, seed: int, index: int, now: int) -> None:
+    def __init__(self, spec: RepoSpec, *, seed: int, index: int, now: int,
+                 words: v.Words = v.DEFAULT_WORDS) -> None:
         self.spec = spec
         self.seed = seed
         self.index = index
         self.now = now
+        self.words = words
 
     def rng(self, *parts: object) -> random.Random:
         return random.Random("/".join(map(str, (self.seed, self.spec.name, *parts))))
@@ -86,8 +88,9 @@ class RepoGenerator:
     def _title(self, rng: random.Random) -> tuple[str, str, bool, str, str]:
         """(title, app, is_dependency_bump, env, template)."""
         kind = self.spec.kind
-        app = rng.choice(v.APPS) if kind in ("gitops", "charts", "docs") else self.spec.name
-        env = rng.choice(v.ENVS)
+        app = rng.choice(self.words.apps) if kind in ("gitops", "charts", "docs") \
+            else self.spec.name
+        env = rng.choice(self.words.envs)
         dependency = kind != "docs" and rng.random() < 0.2
         if dependency:
             template = rng.choice(v.DEPENDENCY_TITLES)
@@ -116,7 +119,7 @@ class RepoGenerator:
             if rng.random() < 0.4:
                 paths.append(f"apps/{env}/{app}/kustomization.yaml")
             if rng.random() < 0.3:
-                paths.append(f"clusters/{rng.choice(v.CLUSTERS)}/apps/{app}.yaml")
+                paths.append(f"clusters/{rng.choice(self.words.clusters)}/apps/{app}.yaml")
         elif kind == "charts":
             paths = [f"charts/{app}/values-{env}.yaml", f"charts/{app}/Chart.yaml"]
             if rng.random() < 0.5:
@@ -141,12 +144,13 @@ class RepoGenerator:
         if sweeping:
             title = "Migrate every app to ingress class nginx-internal"
             files = tuple(FileChange(f"apps/{e}/{a}/{name}", "modified", 3, 1)
-                          for a in v.APPS for e in v.ENVS
+                          for a in self.words.apps for e in self.words.envs
                           for name in ("values.yaml", "ingress.yaml", "kustomization.yaml",
                                        "network-policy.yaml"))
         bot = "renovate[bot]" if self.spec.kind in ("gitops", "charts") else "dependabot[bot]"
-        author = bot if dependency else rng.choice(v.HUMANS)
-        others = [h for h in v.HUMANS if h != author]
+        humans = self.words.humans
+        author = bot if dependency else rng.choice(humans)
+        others = [h for h in humans if h != author]
         updated = min(self.now - 60, created + int(rng.uniform(0.1, 1.0) * (self.now - created)))
         draft = is_open and not dependency and rng.random() < 0.1
         requested: list[str] = []
@@ -200,15 +204,17 @@ class RepoGenerator:
 
     def _labels(self, rng: random.Random, app: str, env: str, template: str, dependency: bool,
                 is_open: bool, file_count: int) -> tuple[str, ...]:
-        team = app.split("-")[0] if self.spec.kind in ("gitops", "charts") else self.spec.team
-        labels = [f"team:{team}"] if f"team:{team}" in v.LABELS else []
+        known = self.words.labels
+        team = (self.words.app_teams.get(app, app.split("-")[0])
+                if self.spec.kind in ("gitops", "charts") else self.spec.team)
+        labels = [f"team:{team}"] if f"team:{team}" in known else []
         if dependency:
             labels.append("dependencies")
         elif "Fix" in template or "Handle" in template or "{bug}" in template:
             labels.append("bug")
         elif "Add" in template or "enable" in template:
             labels.append("enhancement")
-        if self.spec.kind in ("gitops", "charts") and f"env:{env}" in v.LABELS:
+        if self.spec.kind in ("gitops", "charts") and f"env:{env}" in known:
             labels.append(f"env:{env}")
         labels.append("size/S" if file_count < 3 else "size/M" if file_count < 20 else "size/L")
         if rng.random() < 0.05:
@@ -219,8 +225,9 @@ class RepoGenerator:
 
     def issue(self, number: int, created: int) -> Issue:
         rng = self.rng("issue", number)
-        app = rng.choice(v.APPS) if self.spec.kind in ("gitops", "charts") else self.spec.name
-        title = rng.choice((f"{app} {rng.choice(v.BUGS)} in {rng.choice(v.ENVS)}",
+        words = self.words
+        app = rng.choice(words.apps) if self.spec.kind in ("gitops", "charts") else self.spec.name
+        title = rng.choice((f"{app} {rng.choice(v.BUGS)} in {rng.choice(words.envs)}",
                             f"Alert: {app} error rate above SLO",
                             f"Flaky test in {rng.choice(v.MODULES)}",
                             f"Request: {rng.choice(v.FEATURES)} for {app}"))
@@ -228,14 +235,14 @@ class RepoGenerator:
         updated = min(self.now - 60, created + int(rng.uniform(0.1, 1.0) * (self.now - created)))
         closed = None if is_open else updated
         labels = ["bug" if "Request" not in title else "enhancement"]
-        if f"team:{self.spec.team}" in v.LABELS:
+        if f"team:{self.spec.team}" in words.labels:
             labels.append(f"team:{self.spec.team}")
         return Issue(
             number=number, id=3_000_000_000 + self.index * 100_000 + number, title=title,
-            body=f"Seen on {rng.choice(v.CLUSTERS)}. Steps and logs below.\n",
-            author=rng.choice(v.HUMANS), state="open" if is_open else "closed",
+            body=f"Seen on {rng.choice(words.clusters)}. Steps and logs below.\n",
+            author=rng.choice(words.humans), state="open" if is_open else "closed",
             state_reason=None if is_open else rng.choice(("completed", "not_planned")),
-            labels=tuple(labels), assignees=tuple(rng.sample(v.HUMANS, rng.randint(0, 2))),
+            labels=tuple(labels), assignees=tuple(rng.sample(words.humans, rng.randint(0, 2))),
             comments=rng.randint(0, 20), created_at=created, updated_at=updated,
             closed_at=closed)
 
@@ -245,7 +252,7 @@ class RepoGenerator:
         names = {"gitops": ("Validate manifests", "Deploy"), "charts": ("Validate manifests",),
                  "docs": ("CI",)}.get(self.spec.kind, ("CI", "CI", "CI", "Deploy"))
         runs: list[Run] = []
-        huge_pending = self.spec.name == "payments-api"
+        huge_pending = self.spec.name == self.words.huge_log_repo
         for k in range(count, 0, -1):  # newest first, so "the newest failure" is easy to pick
             rng = self.rng("run", k)
             workflow = rng.choice(names)
@@ -258,21 +265,22 @@ class RepoGenerator:
             conclusion = (None if status != "completed" else rng.choices(
                 ("success", "failure", "cancelled", "skipped"), (75, 17, 5, 3))[0])
             app = (pull.title.split(":")[0] if pull and ":" in pull.title
-                   else rng.choice(v.APPS) if self.spec.kind in ("gitops", "charts")
+                   else rng.choice(self.words.apps) if self.spec.kind in ("gitops", "charts")
                    else self.spec.name)
             huge = conclusion == "failure" and huge_pending
             huge_pending = huge_pending and not huge
             jobs, failure = self._jobs(rng, k, job_specs, status, conclusion, app, huge)
             run_id = 9_100_000_000 + self.index * 1_000_000 + k
             title = (pull.title if pull else "Nightly validation" if event == "schedule"
-                     else f"Merge pull request #{rng.randint(1, 900)} from acme-corp/{app}")
+                     else f"Merge pull request #{rng.randint(1, 900)} from "
+                          f"{self.words.owner}/{app}")
             runs.append(Run(
                 id=run_id, run_number=k, workflow=workflow, workflow_path=path,
                 workflow_id=70_000_000 + self.index * 10 + sorted(v.WORKFLOWS).index(workflow),
                 head_branch=pull.head_ref if pull else "main",
                 head_sha=pull.head_sha if pull else sha(self.spec.name, "run", k),
                 event=event, status=status, conclusion=conclusion, display_title=title,
-                actor=pull.author if pull else rng.choice(v.HUMANS), created_at=created,
+                actor=pull.author if pull else rng.choice(self.words.humans), created_at=created,
                 updated_at=created + rng.randint(40, 900),
                 pull_numbers=(pull.number,) if pull else (), jobs=jobs, app=app,
                 failure=failure))
@@ -286,7 +294,8 @@ class RepoGenerator:
         jobs: list[Job] = []
         failure: tuple[str, ...] = ()
         for j, (job_name, steps) in enumerate(job_specs):
-            candidates = [s for s, name in enumerate(steps) if name in v.FAILURES]
+            failures = self.words.failures
+            candidates = [s for s, name in enumerate(steps) if name in failures]
             fail_at = rng.choice(candidates) if j == failing_job and candidates else -1
             built, job_conclusion = [], conclusion if j == failing_job else (
                 "success" if conclusion == "failure" else conclusion)
@@ -297,7 +306,7 @@ class RepoGenerator:
                     step_conclusion = "skipped"
                 elif s == fail_at:
                     step_conclusion = "failure"
-                    failure = tuple(line.format(app=app) for line in v.FAILURES[name])
+                    failure = tuple(line.format(app=app) for line in failures[name])
                 else:
                     step_conclusion = job_conclusion if job_conclusion != "failure" else "success"
                 lines = (HUGE_LOG_LINES if huge and s == fail_at

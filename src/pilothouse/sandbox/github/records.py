@@ -9,29 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-#: Repository kinds, which decide titles, file paths and workflows.
-KINDS = frozenset({"gitops", "charts", "service", "web", "docs"})
+from pilothouse.sandbox.world_description import KINDS, RepoSpec
 
-
-@dataclass(frozen=True)
-class RepoSpec:
-    """One repository to generate: exact counts, so tests know the answers."""
-
-    name: str
-    open_prs: int = 0
-    closed_prs: int = 0
-    issues: int = 0
-    runs: int = 0
-    kind: str = "service"
-    team: str = "platform"
-    description: str = ""
-    language: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"kind must be one of {sorted(KINDS)}, not {self.kind!r}")
-        if min(self.open_prs, self.closed_prs, self.issues, self.runs) < 0:
-            raise ValueError("counts must be zero or more")
+#: Repository kinds and what to generate of one repository: part of a world's description.
+__all__ = ["KINDS", "FileChange", "Issue", "Job", "Pull", "Repo", "RepoSpec", "Review", "Run",
+           "Step"]
 
 
 @dataclass(frozen=True)

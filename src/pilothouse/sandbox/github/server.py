@@ -23,6 +23,7 @@ from pilothouse.sandbox.github.api import (
 from pilothouse.sandbox.github.limits import RateLimits
 from pilothouse.sandbox.github.world import World, WorldSpec
 from pilothouse.sandbox.serving import HOST, running_app, uvicorn_config
+from pilothouse.sandbox.world_description import WorldDescription
 
 
 @dataclass(frozen=True)
@@ -55,11 +56,17 @@ def serve_github_sandbox(port: int = 8090, token: str = DEFAULT_TOKEN, host: str
 
 @contextmanager
 def running_github_sandbox(spec: WorldSpec | None = None, *, token: str = DEFAULT_TOKEN,
+                           world: WorldDescription | None = None,
                            **options: Any) -> Iterator[RunningGitHubSandbox]:
     """Serve a sandbox on 127.0.0.1:<free port> in a thread; yields its URL, token and state.
 
-    `options` go to `create_github_sandbox_app` (`core_limit`, `search_limit`, ...).
+    `world` (or a `WorldSpec`) says whose organisation; `options` go to
+    `create_github_sandbox_app` (`core_limit`, `search_limit`, ...).
     """
+    if world is not None:
+        if spec is not None:
+            raise ValueError("pass either spec or world, not both")
+        spec = WorldSpec.of(world)
     app = create_github_sandbox_app(spec, token, **options)
     with running_app(app) as url:
         yield RunningGitHubSandbox(url=url, token=token, state=app.state.github)

@@ -1,73 +1,29 @@
 """The words a generated GitHub organisation is made of: people, labels, titles, paths, steps.
 
-Service names come from the Argo CD sandbox's vocabulary, so an application the Argo CD agent
-reports (`payments-api-production`) has pull requests here that touch its files
-(`apps/production/payments-api/values.yaml`).
+The names (owner, people, applications, clusters, teams) are the world's
+(`sandbox.world_description`), gathered per world by `words_for`; the titles, bugs, features
+and workflow steps here are every world's. In the default world service names come from the
+Argo CD sandbox's vocabulary, so an application the Argo CD agent reports
+(`payments-api-production`) has pull requests here that touch its files
+(`apps/production/payments-api/values.yaml`). The module constants (`OWNER`, `HUMANS`, `APPS`,
+...) are the default world's.
 """
 
 from __future__ import annotations
 
-from pilothouse.sandbox.company import ENVIRONMENTS, TEAM_SERVICES
+from dataclasses import dataclass
+from functools import cache
 
-OWNER = "acme-corp"
-OWNER_ID = 48151623
+from pilothouse.sandbox.company import ACME
+from pilothouse.sandbox.world_description import WorldDescription
 
-#: (login, id, type) of everyone who opens, reviews or triggers something.
-PEOPLE: tuple[tuple[str, int, str], ...] = (
-    ("jdoe-dev", 7734211, "User"),
-    ("asmith-sre", 5521098, "User"),
-    ("mchen", 1203344, "User"),
-    ("rpatel-platform", 9087712, "User"),
-    ("lgarcia", 3345121, "User"),
-    ("kokafor", 6612093, "User"),
-    ("tnguyen", 2299871, "User"),
-    ("bwilliams-sec", 8876120, "User"),
-    ("ykim", 4455012, "User"),
-    ("ssilva", 1998234, "User"),
-    ("dmueller", 7012388, "User"),
-    ("fkhan-oncall", 5120934, "User"),
-)
 BOTS: tuple[tuple[str, int, str], ...] = (
     ("renovate[bot]", 29139614, "Bot"),
     ("dependabot[bot]", 49699333, "Bot"),
 )
-HUMANS: tuple[str, ...] = tuple(login for login, _, _ in PEOPLE)
-ACCOUNTS: dict[str, tuple[int, str]] = {
-    login: (uid, kind) for login, uid, kind in (*PEOPLE, *BOTS)
-}
 #: The account the sandbox's token belongs to (`GET /user`).
 VIEWER = "pilothouse-bot"
-ACCOUNTS[VIEWER] = (11235813, "User")
-
-#: Label name -> (color, description).
-LABELS: dict[str, tuple[str, str]] = {
-    "bug": ("d73a4a", "Something isn't working"),
-    "enhancement": ("a2eeef", "New feature or request"),
-    "dependencies": ("0366d6", "Pull requests that update a dependency file"),
-    "security": ("b60205", "Security fix or hardening"),
-    "do-not-merge": ("e11d21", "Blocked: do not merge yet"),
-    "needs-review": ("fbca04", "Waiting for a reviewer"),
-    "env:production": ("5319e7", "Touches production"),
-    "env:staging": ("c5def5", "Touches staging"),
-    "size/S": ("3cbf00", "Small change"),
-    "size/M": ("5d9801", "Medium change"),
-    "size/L": ("7f7203", "Large change"),
-    "team:payments": ("1d76db", "Owned by the payments team"),
-    "team:checkout": ("1d76db", "Owned by the checkout team"),
-    "team:platform": ("1d76db", "Owned by the platform team"),
-    "team:identity": ("1d76db", "Owned by the identity team"),
-    "team:notifications": ("1d76db", "Owned by the notifications team"),
-}
-
-#: Deployable applications: `team-service` as the Argo CD sandbox names them.
-APPS: tuple[str, ...] = tuple(
-    f"{team}-{service}" for team in ("payments", "checkout", "identity", "notifications",
-                                     "platform", "catalog", "inventory")
-    for service in TEAM_SERVICES[team]
-)
-ENVS: tuple[str, ...] = ENVIRONMENTS
-CLUSTERS: tuple[str, ...] = ("eks-prod-eu-west-1", "eks-prod-us-east-1", "eks-staging-eu-west-1",
-                             "eks-dev-eu-west-1")
+VIEWER_ID = 11235813
 
 GITOPS_TITLES: tuple[str, ...] = (
     "{app}: bump image to {version}",
@@ -119,13 +75,13 @@ WORKFLOWS: dict[str, tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]] = {
                     "Run argocd app sync", "Complete job")),
     )),
 }
-#: What a failing step prints before GitHub's closing `##[error]` line.
-FAILURES: dict[str, tuple[str, ...]] = {
+#: What a failing step prints; `{app}` and `{ci_module}` are filled in per run and world.
+_FAILURES: dict[str, tuple[str, ...]] = {
     "Run golangci-lint": ("internal/ledger/post.go:88:2: ineffectual assignment to err "
                           "(ineffassign)",),
     "Run make test": ("--- FAIL: TestConcurrentIdempotencyKeys (0.42s)",
                       "    post_test.go:131: expected 1 charge, got 2",
-                      "FAIL\tgithub.com/acme-corp/payments-api/internal/ledger\t3.117s"),
+                      "FAIL\t{ci_module}/internal/ledger\t3.117s"),
     "Run helm template": ("Error: YAML parse error on {app}/templates/deployment.yaml: "
                           "error converting YAML to JSON: yaml: line 42: mapping values are "
                           "not allowed in this context",),
@@ -136,3 +92,79 @@ FAILURES: dict[str, tuple[str, ...]] = {
     "Run argocd app sync": ("FATA[0004] rpc error: code = FailedPrecondition desc = another "
                             "operation is already in progress",),
 }
+
+
+@dataclass(frozen=True, eq=False)
+class Words:
+    """One world's names as the GitHub generator and documents use them."""
+
+    owner: str
+    owner_id: int
+    people: tuple[tuple[str, int, str], ...]
+    #: login -> (id, "User" | "Bot"), the viewer included.
+    accounts: dict[str, tuple[int, str]]
+    #: Label name -> (color, description).
+    labels: dict[str, tuple[str, str]]
+    #: Deployable applications GitOps and chart pull requests change, and their teams.
+    apps: tuple[str, ...]
+    app_teams: dict[str, str]
+    envs: tuple[str, ...]
+    clusters: tuple[str, ...]
+    #: What a failing step prints before GitHub's closing `##[error]` line.
+    failures: dict[str, tuple[str, ...]]
+    #: The company word of commit e-mail addresses (`<login>@<company>.example`).
+    company: str
+    huge_log_repo: str | None
+
+    @property
+    def humans(self) -> tuple[str, ...]:
+        return tuple(login for login, _, _ in self.people)
+
+
+def _labels(world: WorldDescription) -> dict[str, tuple[str, str]]:
+    labels = {
+        "bug": ("d73a4a", "Something isn't working"),
+        "enhancement": ("a2eeef", "New feature or request"),
+        "dependencies": ("0366d6", "Pull requests that update a dependency file"),
+        "security": ("b60205", "Security fix or hardening"),
+        "do-not-merge": ("e11d21", "Blocked: do not merge yet"),
+        "needs-review": ("fbca04", "Waiting for a reviewer"),
+    }
+    # A development environment gets no label of its own; the others, one colour each.
+    envs = [env for env in world.environments if env != "dev"]
+    for env, color in zip(envs, ("5319e7", "c5def5", "bfd4f2"), strict=False):
+        labels[f"env:{env}"] = (color, f"Touches {env}")
+    labels.update({"size/S": ("3cbf00", "Small change"), "size/M": ("5d9801", "Medium change"),
+                   "size/L": ("7f7203", "Large change")})
+    for team in world.labelled_teams:
+        labels[f"team:{team}"] = ("1d76db", f"Owned by the {team} team")
+    return labels
+
+
+@cache
+def words_for(world: WorldDescription) -> Words:
+    """The GitHub words of `world`."""
+    accounts = {login: (uid, kind) for login, uid, kind in (*world.people, *BOTS)}
+    accounts[VIEWER] = (VIEWER_ID, "User")
+    teams = {world.workload_of(team, service): team
+             for team, service, _ in world.placements}
+    failures = {step: tuple(line.replace("{ci_module}", world.ci_module) for line in lines)
+                for step, lines in _FAILURES.items()}
+    return Words(owner=world.org, owner_id=world.org_id, people=world.people,
+                 accounts=accounts, labels=_labels(world), apps=world.gitops_apps,
+                 app_teams={app: teams.get(app, app.split("-")[0]) for app in world.gitops_apps},
+                 envs=world.environments, clusters=world.pr_clusters, failures=failures,
+                 company=world.company, huge_log_repo=world.huge_log_repo)
+
+
+DEFAULT_WORDS = words_for(ACME)
+OWNER = DEFAULT_WORDS.owner
+OWNER_ID = DEFAULT_WORDS.owner_id
+PEOPLE = DEFAULT_WORDS.people
+HUMANS: tuple[str, ...] = DEFAULT_WORDS.humans
+ACCOUNTS = DEFAULT_WORDS.accounts
+LABELS = DEFAULT_WORDS.labels
+APPS: tuple[str, ...] = DEFAULT_WORDS.apps
+ENVS: tuple[str, ...] = DEFAULT_WORDS.envs
+CLUSTERS: tuple[str, ...] = DEFAULT_WORDS.clusters
+FAILURES = DEFAULT_WORDS.failures

@@ -1,10 +1,11 @@
 """A deterministic GitHub organisation: the repositories the sandbox serves.
 
-The organisation is `acme-corp`, the owner of the Argo CD sandbox's repositories, and several
-repositories are named like the Argo CD applications they deploy (`payments-api`,
-`checkout-web`, `identity-auth`), so one question can move between the two agents. Counts are
-exact per `RepoSpec`: `payments-api` has 52 open pull requests (three pages of 20), `infra-live`
-200 in all; tests compute expected answers from the same `World`.
+The owner is the world's organisation, also the owner of the Argo CD sandbox's repositories. In
+the default world (`acme-corp`) several repositories are named like the Argo CD applications
+they deploy (`payments-api`, `checkout-web`, `identity-auth`), so one question can move between
+the two agents. Counts are exact per `RepoSpec`: `payments-api` has 52 open pull requests
+(three pages of 20), `infra-live` 200 in all; tests compute expected answers from the same
+`World`.
 """
 
 from __future__ import annotations
@@ -12,51 +13,47 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from pilothouse.sandbox.company import ACME
 from pilothouse.sandbox.github import vocabulary as v
 from pilothouse.sandbox.github.generate import DAY, RepoGenerator
 from pilothouse.sandbox.github.records import Repo, RepoSpec
+from pilothouse.sandbox.world_description import WorldDescription
 
 #: The sandbox's "now": fixed, so every generated timestamp is reproducible.
 DEFAULT_NOW = int(datetime(2026, 8, 22, 9, 0, tzinfo=UTC).timestamp())
 
-DEFAULT_REPOS: tuple[RepoSpec, ...] = (
-    RepoSpec("infra-live", open_prs=57, closed_prs=143, issues=35, runs=120, kind="gitops",
-             description="Live environment configuration: Argo CD apps and values per "
-                         "environment and cluster", language="HCL"),
-    RepoSpec("payments-api", open_prs=52, closed_prs=98, issues=40, runs=150, kind="service",
-             team="payments", description="Payments API: charges, refunds and the ledger",
-             language="Go"),
-    RepoSpec("checkout-web", open_prs=23, closed_prs=47, issues=20, runs=80, kind="web",
-             team="checkout", description="Checkout web front end", language="TypeScript"),
-    RepoSpec("platform-charts", open_prs=18, closed_prs=67, issues=12, runs=60, kind="charts",
-             description="Shared Helm charts for acme services", language="Go Template"),
-    RepoSpec("platform-deployments", open_prs=31, closed_prs=109, issues=15, runs=90,
-             kind="charts", description="Helm charts and Argo CD Applications for all acme "
-                                        "services", language="Go Template"),
-    RepoSpec("identity-auth", open_prs=9, closed_prs=31, issues=10, runs=40, kind="service",
-             team="identity", description="Authentication service", language="Java"),
-    RepoSpec("notifications-worker", open_prs=6, closed_prs=24, issues=8, runs=30,
-             kind="service", team="notifications",
-             description="Sends e-mail, SMS and webhooks", language="Python"),
-    RepoSpec("platform-docs", open_prs=2, closed_prs=6, issues=5, runs=10, kind="docs",
-             description="Runbooks and architecture notes", language=None),
-    RepoSpec("sandbox-empty", kind="docs", description="An empty repository"),
-)
+#: The default world's repositories (`sandbox.company.REPOS`).
+DEFAULT_REPOS: tuple[RepoSpec, ...] = ACME.repos
 
 
 @dataclass(frozen=True)
 class WorldSpec:
-    """What to generate: the owner, its repositories, a seed and the clock they were made at."""
+    """What to generate: the owner, its repositories, a seed and the clock they were made at.
+
+    The defaults are the default world's; `WorldSpec.of(world)` takes another world's names,
+    repositories and seed.
+    """
 
     owner: str = v.OWNER
     repos: tuple[RepoSpec, ...] = DEFAULT_REPOS
-    seed: int = 20_260_822
+    seed: int = ACME.github_seed
     now: int = DEFAULT_NOW
+    world: WorldDescription = ACME
+
+    @classmethod
+    def of(cls, world: WorldDescription, *, seed: int | None = None) -> WorldSpec:
+        """The organisation of `world`, with its own seed unless `seed` says."""
+        return cls(owner=world.org, repos=world.repos, world=world,
+                   seed=world.github_seed if seed is None else seed)
 
     def __post_init__(self) -> None:
         names = [r.name for r in self.repos]
         if len(set(names)) != len(names):
             raise ValueError("repository names must be unique")
+
+    @property
+    def words(self) -> v.Words:
+        return v.words_for(self.world)
 
 
 class World:
@@ -65,10 +62,12 @@ class World:
     def __init__(self, spec: WorldSpec | None = None) -> None:
         self.spec = spec or WorldSpec()
         self.owner = self.spec.owner
+        self.words = self.spec.words
         self.repos: dict[str, Repo] = {}
         self._by_id: dict[int, Repo] = {}
         for index, repo_spec in enumerate(self.spec.repos):
-            gen = RepoGenerator(repo_spec, seed=self.spec.seed, index=index, now=self.spec.now)
+            gen = RepoGenerator(repo_spec, seed=self.spec.seed, index=index, now=self.spec.now,
+                                words=self.words)
             pulls, issues = gen.contents()
             runs = gen.runs(pulls)
             created = self.spec.now - (900 + 37 * index) * DAY
