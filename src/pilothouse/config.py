@@ -333,6 +333,9 @@ class Settings:
     local_prefix_cache: bool = True
     #: Have the local model write a lead above views that answer the question (`models.lead`).
     local_leads: bool = False
+    #: Seconds the shared local model service stays loaded after its last turn; 0: no
+    #: service, each process runs a model worker of its own (`models.local_service`).
+    local_idle_seconds: int = 600
 
     # Context safety.
     max_tool_output_size: int = 10_000
@@ -369,6 +372,9 @@ class Settings:
     shell_policy_file: Path | None = None
     shell_timeout_seconds: float = 30.0
     approval_secret: str | None = None
+    #: Indexing started by a question that needs the code covers a code repository of at
+    #: most this many files; a larger folder is searched by a bounded keyword scan instead.
+    index_max_files: int = 5000
 
     # GitHub.
     github_token: str | None = None
@@ -583,6 +589,7 @@ class Settings:
             local_threads=r.integer("PILOTHOUSE_LOCAL_THREADS", None, minimum=1, sample=2),
             local_prefix_cache=r.flag("PILOTHOUSE_LOCAL_PREFIX_CACHE", True),
             local_leads=r.flag("PILOTHOUSE_LOCAL_LEADS", False),
+            local_idle_seconds=r.integer("PILOTHOUSE_LOCAL_IDLE_SECONDS", 600, minimum=0) or 0,
             max_tool_output_size=r.integer("MAX_TOOL_OUTPUT_SIZE", 10_000, minimum=200) or 10_000,
             tool_output_window_share=r.number(
                 "PILOTHOUSE_TOOL_OUTPUT_WINDOW_SHARE", 0.25, low=0.01, high=0.9
@@ -617,6 +624,8 @@ class Settings:
             workspace=Path(workspace).expanduser().resolve() if workspace else Path.cwd(),
             shell_policy_file=Path(policy).expanduser() if policy else None,
             shell_timeout_seconds=r.number("PILOTHOUSE_SHELL_TIMEOUT", 30.0, low=0.1, high=3600),
+            index_max_files=r.integer("PILOTHOUSE_INDEX_MAX_FILES", 5000, minimum=1,
+                                      sample=5000) or 5000,
             approval_secret=r.text("PILOTHOUSE_APPROVAL_SECRET"),
             github_token=r.text("GITHUB_TOKEN") or r.text("GH_TOKEN"),
             github_api_url=github_url or "https://api.github.com",

@@ -98,10 +98,13 @@ async def test_the_first_call_sees_only_the_named_agents_and_later_calls_see_all
     offered = [[t["function"]["name"] for t in r.tools]
                for r in setup.chat_model.requests]  # type: ignore[attr-defined]
     everyone = ["ask_argocd", "ask_github", "ask_devops"]
-    assert offered == [everyone, ["ask_github"], everyone, everyone]
-    # A named agent must be asked; a question that names none is the model's to route.
+    # The direct answer is on the menu of a turn's first call only.
+    direct = ["answer_directly", *everyone]
+    assert offered == [direct, ["ask_github"], direct, everyone]
+    # A named agent must be asked; a question that names none is the model's to route, to
+    # an agent or to its own answer: a choice it must make (tests/agents/test_direct_answer.py).
     choices = [r.tool_choice for r in setup.chat_model.requests]  # type: ignore[attr-defined]
-    assert choices == [None, "required", None, None]
+    assert choices == ["required", "required", "required", None]
     assert [e.text for e in greeting if isinstance(e, Answer)] == [
         "Hello! Ask me about apps, PRs or code."]
     # One agent's answer is the answer, passed on without a model call; two are combined.

@@ -83,6 +83,7 @@ def test_the_importtime_report_is_read_and_the_agent_stack_recognised() -> None:
 
 @pytest.mark.parametrize("args", [
     ["--help"], ["version"], ["models"], ["keys", "new"], ["sandbox", "--help"],
+    ["model", "status"],
 ], ids=" ".join)
 def test_a_command_that_needs_no_model_loads_no_agent_stack(
     tmp_path: Path, args: list[str],

@@ -3,6 +3,8 @@
 A real server process over the Argo CD sandbox; SIGKILL (what the out-of-memory killer sends)
 goes to its model worker while an answer streams. The request ends with the clear error, the
 server keeps serving, and the same conversation's next question is answered by a new worker.
+The worker runs in the home's shared model service (`models.local_service`), which the server
+started on its first question.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from typing import Any
 
 import httpx
 import pytest
-from model_processes import children
 
 from pilothouse.config import Settings
+from pilothouse.models.local_service_control import service_status, stop_service
+from pilothouse.models.local_service_files import ServicePaths, service_paths
 from pilothouse.models.local_weights import ensure_local_model
 from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
 
@@ -43,7 +46,8 @@ def argocd() -> Iterator[RunningSandbox]:
 
 
 @pytest.fixture
-def server(tmp_path: Path, argocd: RunningSandbox) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+def server(tmp_path: Path, argocd: RunningSandbox,
+           ) -> Iterator[tuple[subprocess.Popen[bytes], str, ServicePaths]]:
     model = ensure_local_model(Settings(home=MODELS_DIR.parent))
     env = {k: v for k, v in os.environ.items() if not k.startswith(CLEARED)}
     env.update({"PILOTHOUSE_HOME": str(tmp_path / "home"),
@@ -60,8 +64,9 @@ def server(tmp_path: Path, argocd: RunningSandbox) -> Iterator[tuple[subprocess.
         [sys.executable, "-m", "pilothouse.interfaces.serve", "--port", str(port),
          "--agent", "argocd", "--api"], env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
-        yield process, f"http://127.0.0.1:{port}"
+        yield process, f"http://127.0.0.1:{port}", service_paths(tmp_path / "home")
     finally:
+        stop_service(service_paths(tmp_path / "home"))  # it outlives the server on purpose
         process.terminate()
         try:
             process.wait(30)
@@ -71,10 +76,10 @@ def server(tmp_path: Path, argocd: RunningSandbox) -> Iterator[tuple[subprocess.
         log.close()
 
 
-def model_worker_of(pid: int) -> int | None:
-    """The multiprocessing child of `pid` that runs the model (not the resource tracker)."""
-    return next((child for child, cmdline in children(pid)
-                 if b"spawn_main" in cmdline and b"resource_tracker" not in cmdline), None)
+def model_worker_of(paths: ServicePaths) -> int | None:
+    """The process that runs the model: the worker of the home's model service."""
+    info = service_status(paths)
+    return info["worker_pid"] if info else None
 
 
 async def wait_ready(http: httpx.AsyncClient, process: subprocess.Popen[bytes]) -> None:
@@ -114,9 +119,9 @@ def answered(events: list[dict[str, Any]]) -> bool:
 
 
 async def test_serve_stays_up_when_its_model_worker_is_killed(
-    server: tuple[subprocess.Popen[bytes], str],
+    server: tuple[subprocess.Popen[bytes], str, ServicePaths],
 ) -> None:
-    process, url = server
+    process, url, paths = server
     async with httpx.AsyncClient(base_url=url, timeout=httpx.Timeout(900)) as http:
         await wait_ready(http, process)
         thread = (await http.post("/conversations", json={})).json()["id"]
@@ -127,7 +132,7 @@ async def test_serve_stays_up_when_its_model_worker_is_killed(
             # Another conversation asks (it queues for the one worker), then the worker dies.
             meanwhile.append(asyncio.create_task(
                 ask(http, other, "Reply with the single word OK.")))
-            worker = model_worker_of(process.pid)
+            worker = model_worker_of(paths)
             assert worker is not None
             os.kill(worker, signal.SIGKILL)
 

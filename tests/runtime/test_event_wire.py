@@ -22,9 +22,11 @@ from pilothouse.runtime.events import (
     ApprovalRequest,
     ContextNote,
     Event,
+    ModelWaiting,
     PlanUpdate,
     Token,
     ToolCalled,
+    ToolProgress,
     ToolResult,
     TurnFailed,
     done_wire,
@@ -73,6 +75,13 @@ GOLDEN: list[tuple[Event, str]] = [
      '{"kind": "error", "text": "The model provider is rate limiting requests.", "data": {'
      '"error": "The model provider is rate limiting requests.", "kind": "ModelProviderError", '
      '"suggestion": "Wait a minute and ask again."}}'),
+    (ModelWaiting(1),
+     '{"kind": "waiting", "text": "waiting for the model (1 ahead)", "data": {"ahead": 1}}'),
+    (ToolProgress("retrieve_code_context", 434, 1240, "indexing 1,240 files: 35%",
+                  parent_id="call-d", agent="devops"),
+     '{"kind": "progress", "text": "indexing 1,240 files: 35%", "data": {'
+     '"name": "retrieve_code_context", "done": 434, "total": 1240, "parent_id": "call-d", '
+     '"agent": "devops"}}'),
 ]
 
 

@@ -40,9 +40,11 @@ from pilothouse.runtime.events import (
     ApprovalRequest,
     ContextNote,
     Event,
+    ModelWaiting,
     PlanUpdate,
     Token,
     ToolCalled,
+    ToolProgress,
     ToolResult,
     TurnFailed,
     to_wire,
@@ -203,7 +205,8 @@ class ConversationExecutor(AgentExecutor):
                     approvals.append(value)
                 case TurnFailed():
                     error = event
-                case ToolCalled() | ToolResult() | ContextNote() | PlanUpdate():
+                case ToolCalled() | ToolResult() | ContextNote() | PlanUpdate() | ModelWaiting() \
+                        | ToolProgress():
                     await publisher.status(TaskState.TASK_STATE_WORKING, _progress_text(event),
                                            _progress_data(event))
                 case _:
@@ -262,7 +265,9 @@ def _budget(value: Any) -> int | None:
         return None
 
 
-def _progress_text(event: ToolCalled | ToolResult | ContextNote | PlanUpdate) -> str:
+def _progress_text(
+    event: ToolCalled | ToolResult | ContextNote | PlanUpdate | ModelWaiting | ToolProgress,
+) -> str:
     match event:
         case ToolCalled(name=name):
             return f"Calling {name}"
@@ -272,6 +277,10 @@ def _progress_text(event: ToolCalled | ToolResult | ContextNote | PlanUpdate) ->
             return f"context: {action.detail}"
         case PlanUpdate(action=action):
             return f"plan: {action}"
+        case ModelWaiting():
+            return event.text
+        case ToolProgress(name=name, message=message):
+            return f"{name}: {message}"
         case _:
             assert_never(event)
 

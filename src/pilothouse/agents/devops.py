@@ -1,11 +1,12 @@
 """The DevOps agent: safe shell, codebase RAG, planning, and code the question names.
 
 Tools come from two MCP servers started for the workspace: the shell server (policy, jail,
-approval tokens) and the RAG server (index and retrieval). Shell commands that need a person
-stop at the evidence gate (the command, its directory and the files it names, checked again
-just before the command runs); multi-step tasks get a plan first, and a request for a shell
-action gets a command (`shell_intent`); and the files or symbols a question names are pulled
-from the index into the model's context before it answers.
+approval tokens) and the RAG server (index and retrieval; it indexes the workspace only when a
+question needs the code, and answers from a keyword scan until the index is built). Shell
+commands that need a person stop at the evidence gate (the command, its directory and the files
+it names, checked again just before the command runs); multi-step tasks get a plan first, and
+a request for a shell action gets a command (`shell_intent`); and the files or symbols a
+question names are pulled from the index into the model's context before it answers.
 """
 
 from __future__ import annotations
@@ -89,9 +90,15 @@ async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
         timeout_seconds=settings.shell_timeout_seconds,
         extra_args=cli_arguments(settings, "shell"),
     )
-    rag = stdio_server("pilothouse.tools.rag", {"PILOTHOUSE_HOME": str(settings.home)},
+    # No start-up index: the agent indexes when a question needs the code, so a first
+    # question about anything else never competes with an index run for the CPU (measured:
+    # indexing the checkout a person stood in took 5 CPU-minutes, and "what is Argo CD?" on
+    # the local model timed out behind it).
+    rag = stdio_server("pilothouse.tools.rag",
+                       {"PILOTHOUSE_HOME": str(settings.home),
+                        "PILOTHOUSE_INDEX_MAX_FILES": str(settings.index_max_files)},
                        ["--root", str(settings.workspace), "--home", str(settings.home),
-                        *cli_arguments(settings, "rag")])
+                        "--no-warm-up", *cli_arguments(settings, "rag")])
     gate = shell_gate(settings.workspace, settings.shell_policy_file, secret)
     async with open_mcp_tools("shell", shell) as shell_tools, \
             open_mcp_tools("rag", rag) as rag_tools:

@@ -83,11 +83,15 @@ class AgentFactory:
                            list(toolkit.tools), built.middleware)
 
     def supervisor_over(self, agents: Sequence[SubAgent]) -> AgentHandle:
-        """The supervisor over `agents` (in process or remote)."""
+        """The supervisor over `agents` (in process or remote); it answers about the domain of
+        a specialist not configured here itself, naming the setting that adds it."""
+        unconfigured = {name: (SPECIALISTS[name].description, why)
+                        for name, why in self.topology.left_out().items()}
         toolkit = supervisor_toolkit(self.model, agents,
                                      answer_budget_tokens=self.topology.answer_tokens,
                                      subagent_timeout_seconds=self.topology.timeout_seconds,
-                                     workspace=self.settings.workspace)
+                                     workspace=self.settings.workspace,
+                                     unconfigured=unconfigured)
         return self.build(toolkit, SUPERVISOR_DESCRIPTION)
 
     @asynccontextmanager

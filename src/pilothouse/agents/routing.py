@@ -18,6 +18,7 @@ from pathlib import Path
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from pilothouse.agents.direct_answer import DIRECT
 from pilothouse.agents.passthrough import awaits_approval
 from pilothouse.agents.question_parts import names_resource, points_elsewhere, split_by_agent
 from pilothouse.agents.shell_intent import FILE_PATH
@@ -204,7 +205,8 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
             # Measured: the local supervisor answered a request for an app's logs itself
             # ("can be found in the Argo CD logs") and one for its unhealthy resources with
             # a plan of what it would ask.
-            return request.override(tool_choice="required")
+            return request.override(tool_choice="required", tools=[
+                t for t in request.tools if getattr(t, "name", None) != DIRECT])
         results = [m for m in turn if isinstance(m, ToolMessage)]
         if named and isinstance(messages[-1], ToolMessage) and all(
                 r.status != "error" and not awaits_approval(r) for r in results):

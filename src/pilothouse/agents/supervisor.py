@@ -19,6 +19,12 @@ from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, T
 from langgraph.types import interrupt
 from pydantic import BaseModel, Field
 
+from pilothouse.agents.direct_answer import (
+    DIRECT,
+    DirectAnswerMiddleware,
+    Unconfigured,
+    domain_of,
+)
 from pilothouse.agents.passthrough import ANOTHER_APPROVAL, AskResult, SingleAnswerMiddleware
 from pilothouse.agents.recall import RecallMiddleware
 from pilothouse.agents.routing import (
@@ -40,7 +46,9 @@ from pilothouse.runtime.subagent import (
 
 SUPERVISOR_PROMPT = """\
 You are the supervisor of Pilothouse, a team of agents for platform engineers. You have no \
-platform tools of your own: you ask the specialist agents below and combine what they say.
+platform tools of your own: for live facts you ask the specialist agents below and combine \
+what they say; what you know yourself (general knowledge, this conversation) you answer with \
+{direct}.
 
 {agents}
 
@@ -49,6 +57,8 @@ Routing:
 pull requests, a failing deploy AND its CI run), call every agent it needs in the same turn, \
 each with a complete, self-contained question (they do not see this conversation).
 - Pass names, repositories and filters along verbatim; ask for what the user needs, not more.
+- A question none of them covers (general knowledge, this conversation, or the domain of an \
+agent not configured here): {direct}, never an agent of another domain.
 
 Answering: the user sees each agent's answer as it is, below your words. Write one or two \
 sentences that connect them (never retype their tables or counts). When an agent failed, say \
@@ -85,8 +95,12 @@ def approval_request(agent: SubAgent, question: str, request: str, *,
     return value
 
 
-def subagent_tool(agent: SubAgent, *, counter: TokenCounter, budget_tokens: int) -> BaseTool:
-    """`ask_<name>`: one question to `agent` in this conversation's thread, answer in budget."""
+def subagent_tool(agent: SubAgent, *, counter: TokenCounter, budget_tokens: int,
+                  not_for: str = "") -> BaseTool:
+    """`ask_<name>`: one question to `agent` in this conversation's thread, answer in budget.
+
+    `not_for` says what the agent does not cover (it joins the tool's description).
+    """
 
     async def ask(question: str, tool_call_id: str,
                   config: RunnableConfig) -> tuple[str, AskResult]:
@@ -119,7 +133,8 @@ def subagent_tool(agent: SubAgent, *, counter: TokenCounter, budget_tokens: int)
 
     return StructuredTool.from_function(
         coroutine=ask, name=f"ask_{agent.name}", args_schema=AskInput,
-        description=f"Ask the {agent.name} agent. {agent.description}",
+        description=f"Ask the {agent.name} agent. {agent.description}"
+                    + (f" Not for {not_for}." if not_for else ""),
         handle_tool_error=True, response_format="content_and_artifact",
     )
 
@@ -136,9 +151,15 @@ def _finish(reply: SubAgentReply, counter: TokenCounter,
     return fitted, result
 
 
-def supervisor_prompt(agents: Sequence[SubAgent]) -> str:
+def supervisor_prompt(agents: Sequence[SubAgent], unconfigured: Unconfigured | None = None) -> str:
+    """The supervisor's prompt: the agents it can ask, and those not configured here."""
     lines = "\n".join(f"- ask_{a.name}: {a.description}" for a in agents)
-    return SUPERVISOR_PROMPT.format(agents=lines or "(no agents are configured)")
+    missing = "\n".join(f"- {name}: {description}" for name, (description, _)
+                         in (unconfigured or {}).items())
+    if missing:
+        lines = (lines or "(no agents are configured)") + \
+            f"\n\nNot configured here (answer about them with {DIRECT}):\n{missing}"
+    return SUPERVISOR_PROMPT.format(agents=lines or "(no agents are configured)", direct=DIRECT)
 
 
 SUPERVISOR = "supervisor"
@@ -153,15 +174,26 @@ def supervisor_toolkit(
     answer_budget_tokens: int | None = None,
     subagent_timeout_seconds: float = 180.0,
     workspace: Path | None = None,
+    unconfigured: Unconfigured | None = None,
 ) -> Toolkit:
-    """The supervisor's equipment over `agents`: one `ask_<agent>` tool each, and routing.
+    """The supervisor's equipment over `agents`: one `ask_<agent>` tool each, routing, and
+    the direct answer (`direct_answer`) for what no agent here covers.
 
     The answer budget defaults to a tenth of the window per agent: three agents answering at
     once still leave most of the window for the conversation. The `workspace`'s top-level
-    packages are DevOps domain words.
+    packages are DevOps domain words. `unconfigured` are the specialists not configured here,
+    each with its description and the setting that adds it.
     """
     budget = answer_budget_tokens or max(256, model.window.tokens // 10)
-    tools = [subagent_tool(a, counter=model.counter, budget_tokens=budget) for a in agents]
+    unconfigured = {n: v for n, v in (unconfigured or {}).items()
+                    if n not in {a.name for a in agents}}
+    # Each agent's menu entry says what it is not for: asked "what are GitHub Actions?" with
+    # only the DevOps agent configured, the local model asked it (measured).
+    missing = " or ".join(domain_of(description) for description, _ in unconfigured.values())
+    not_for = "general knowledge" + (f", nor questions about {missing} (not configured "
+                                     f"here: {DIRECT})" if missing else f" ({DIRECT})")
+    tools = [subagent_tool(a, counter=model.counter, budget_tokens=budget, not_for=not_for)
+             for a in agents]
     # A question that names a domain is asked of its agents: left free, the local model
     # answered "the argocd agent is unavailable" without asking (pilothouse eval). One that
     # names none ("what was the ticket I gave you?") may be answered from the conversation.
@@ -173,7 +205,7 @@ def supervisor_toolkit(
     routing = [RoutingHintMiddleware(router), SingleAnswerMiddleware(), RecallMiddleware()] \
         if tools else []
     return Toolkit(
-        name=SUPERVISOR, prompt=supervisor_prompt(agents), tools=list(tools),
-        extra_middleware=list(routing),
+        name=SUPERVISOR, prompt=supervisor_prompt(agents, unconfigured), tools=list(tools),
+        extra_middleware=[*routing, DirectAnswerMiddleware(unconfigured)],
         # The sub-agent's own timeout must fire first: its message names the agent.
         per_tool_timeouts={t.name: subagent_timeout_seconds + 30 for t in tools})

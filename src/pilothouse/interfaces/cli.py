@@ -61,6 +61,11 @@ sandbox_app = typer.Typer(help="Run a sandbox that behaves like a real API (for 
                               "argocd": "pilothouse.sandbox.argocd.cli:sandbox_cli",
                               "github": "pilothouse.sandbox.github.cli:sandbox_cli"}))
 app.add_typer(sandbox_app, name="sandbox")
+model_app = typer.Typer(help="The shared local model service: is it running, and stop it.",
+                        no_args_is_help=True, cls=lazy_group({
+                            "status": "pilothouse.interfaces.model_cli:status_command",
+                            "stop": "pilothouse.interfaces.model_cli:stop_command"}))
+app.add_typer(model_app, name="model")
 app.command("index")(index_command)
 app.command("doctor")(doctor_command)
 app.command("serve")(serve_command)

@@ -73,7 +73,26 @@ def _local_model(settings: Settings) -> list[Check]:
         return checks
     if has_llama:
         checks.extend(_model_runs(path, settings.local_threads))
+    checks.append(_model_service(settings))
     return checks
+
+
+def _model_service(settings: Settings) -> Check:
+    """The shared local model service: running or not, both fine (the next question starts
+    it); a problem only when its folder cannot be used."""
+    from pilothouse.errors import ConfigurationError
+    from pilothouse.interfaces.model_cli import NOT_RUNNING, summary
+    from pilothouse.models.local_service_control import service_status
+    from pilothouse.models.local_service_files import service_paths
+
+    if not settings.local_idle_seconds:
+        return Check("local model service", True, "off (PILOTHOUSE_LOCAL_IDLE_SECONDS=0): each "
+                     "command runs its own model process")
+    try:
+        info = service_status(service_paths(settings.home))
+    except ConfigurationError as error:
+        return failed("local model service", error)
+    return Check("local model service", True, summary(info) if info else NOT_RUNNING)
 
 
 def _model_runs(path: Path, threads: int | None) -> list[Check]:

@@ -26,9 +26,11 @@ from pilothouse.runtime.events import (
     ApprovalRequest,
     ContextNote,
     Event,
+    ModelWaiting,
     PlanUpdate,
     Token,
     ToolCalled,
+    ToolProgress,
     ToolResult,
     TurnFailed,
 )
@@ -170,6 +172,11 @@ class EventPrinter:
                 self._activity(f"{'  ' if agent else ''}← {name}: {chars:,} chars  {first}"
                                .rstrip(), "dim")
                 self.indicator.show("thinking")
+            case ToolProgress(name=name, message=message, agent=agent):
+                if self.indicator.enabled:  # a terminal: the status line says how far it is
+                    self.indicator.show(f"{name}: {message}")
+                else:
+                    self._activity(f"{'  ' if agent else ''}… {name}: {message}", "dim")
             case ContextNote(action=action):
                 self._activity(f"⚙ context: {action.detail}", "magenta")
             case PlanUpdate():
@@ -184,6 +191,10 @@ class EventPrinter:
                     self._activity(f"What to do: {hint}", "yellow")
             case Answer(text=text):
                 self._answer(text)
+            case ModelWaiting(ahead=ahead):
+                if ahead and not self.indicator.enabled:  # a pipe or log: one line per change
+                    self._activity(event.text, "dim")
+                self.indicator.show(event.text if ahead else "thinking")
             case _:
                 assert_never(event)
 

@@ -1,9 +1,10 @@
 """`ChatLocalLlama`: the offline default chat model, llama.cpp in a worker, with tool calling.
 
 The pieces: `local_weights` assembles the GGUF, `local_engine` runs llama.cpp inside the
-worker process `local_worker` starts and talks to over a pipe, `local_prompt` renders Qwen2.5's
-chat format, `local_toolcalls` constrains and parses calls, `local_turn` decides how a turn
-runs. This module is the LangChain face of all that.
+worker process `local_worker` starts and talks to over a pipe, in the shared model service
+(`local_service`, reached by `local_service_client`) or under this process, `local_prompt`
+renders Qwen2.5's chat format, `local_toolcalls` constrains and parses calls, `local_turn`
+decides how a turn runs. This module is the LangChain face of all that.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 import json
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
@@ -34,6 +36,8 @@ from pilothouse.config import Settings
 from pilothouse.models.lead import LeadPolicy, lead_policy
 from pilothouse.models.local_engine import local_token_counter, vocab_model
 from pilothouse.models.local_prompt import render_prompt
+from pilothouse.models.local_service_client import ServiceOptions
+from pilothouse.models.local_service_files import service_paths
 from pilothouse.models.local_toolcalls import MAX_PARALLEL_CALLS
 from pilothouse.models.local_turn import (
     READ_TOKENS_KEY,
@@ -64,6 +68,11 @@ class ChatLocalLlama(BaseChatModel):
     n_threads: int | None = None
     #: Folder of the KV prefixes kept across processes (`local_prefix_store`); None: none.
     prefix_store: str | None = None
+    #: Folder of the shared model service's socket (`local_service`); None: a worker process
+    #: of this process's own.
+    service_dir: str | None = None
+    #: Seconds a service this process starts stays after its last turn.
+    idle_seconds: float = 600.0
     max_tokens: int = 1024
     temperature: float = 0.0
     #: One call per turn unless bound with `parallel_tool_calls=True`: forced to call, the
@@ -147,7 +156,10 @@ class ChatLocalLlama(BaseChatModel):
             max_calls=MAX_PARALLEL_CALLS if parallel else 1,
             lead=self.lead,
         )
-        engine = shared_engine(self.model_path, self.n_ctx, self.n_threads, self.prefix_store)
+        service = (ServiceOptions(Path(self.service_dir), self.idle_seconds)
+                   if self.service_dir else None)
+        engine = shared_engine(self.model_path, self.n_ctx, self.n_threads, self.prefix_store,
+                               service)
         return run_turn(engine, messages, outcome, options, tools=tools, choice=choice)
 
     def _metadata(self, outcome: TurnOutcome) -> tuple[UsageMetadata, dict[str, Any]]:
@@ -304,6 +316,10 @@ def build_local_chat_model(
         n_ctx=settings.local_context_tokens,
         n_threads=settings.local_threads,
         prefix_store=str(settings.prefix_cache_dir) if settings.prefix_cache_dir else None,
+        # PILOTHOUSE_LOCAL_IDLE_SECONDS=0: no shared service, a worker of this process's own.
+        service_dir=str(service_paths(settings.home).folder) if settings.local_idle_seconds
+        else None,
+        idle_seconds=settings.local_idle_seconds,
         max_tokens=settings.max_output_tokens,
         # With views on, the answer is a lead above the results shown whole.
         lead=lead_policy(settings),

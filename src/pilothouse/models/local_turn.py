@@ -39,7 +39,7 @@ READ_TOKENS_KEY = "read_tokens"
 
 
 class TurnEngine(Protocol):
-    """What a turn needs of an engine: `local_worker.WorkerEngine`, or `LocalEngine` in process."""
+    """What a turn needs of an engine: `WorkerEngine`, `ServiceEngine`, or `LocalEngine`."""
 
     @property
     def lock(self) -> AbstractContextManager[Any]:

@@ -4,7 +4,9 @@
 `LocalEngine` in a child process. If the child dies (SIGSEGV from a bad build, SIGKILL from the
 out-of-memory killer, anything), the running turn raises `LocalModelCrashedError`, and the next
 call starts a fresh worker. Turns queue on `lock` for the one worker, as they did for the one
-in-process model.
+in-process model. The shared model service (`local_service`) runs its model through a
+`WorkerEngine` too, so the isolation holds there; a command reaches it with `ServiceEngine`
+(`local_service_client`), which `shared_engine` returns when asked for the service.
 
 Transport: `multiprocessing` with the "spawn" start method and a `Pipe`, both standard library.
 Spawn, not fork: the parent runs threads (asyncio, uvicorn, the TUI), and forking a threaded
@@ -23,15 +25,18 @@ import contextlib
 import multiprocessing
 import signal
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pilothouse.errors import ConfigurationError, ModelProviderError
 from pilothouse.models.local_engine import ContextOverflowError, GenerationStats
 from pilothouse.models.local_worker_process import ErrorPayload, GenerateRequest, serve
+
+if TYPE_CHECKING:
+    from pilothouse.models.local_service_client import ServiceEngine, ServiceOptions
 
 # What a fatal signal usually means for the model worker.
 SIGNAL_CAUSES = {
@@ -66,11 +71,11 @@ def describe_exit(exitcode: int | None) -> str:
 
 
 class LocalModelCrashedError(ModelProviderError):
-    """The local model's worker process died during a turn."""
+    """The local model's worker process (or the model service relaying it) died in a turn."""
 
-    def __init__(self, exitcode: int | None) -> None:
+    def __init__(self, exitcode: int | None, what: str = "worker process") -> None:
         super().__init__(
-            f"The local model stopped: its worker process {describe_exit(exitcode)}. "
+            f"The local model stopped: its {what} {describe_exit(exitcode)}. "
             "The conversation is kept; the model restarts on the next question.",
             hint="Ask again. If it happens again, run `pilothouse doctor` to check the local "
             "model build.",
@@ -79,7 +84,10 @@ class LocalModelCrashedError(ModelProviderError):
         self.exitcode = exitcode
 
 
-def _rebuild(payload: ErrorPayload) -> Exception:
+def rebuild_error(payload: ErrorPayload) -> Exception:
+    """The exception an `ErrorPayload` from the worker (or the model service) stands for."""
+    if payload.kind == "crashed":
+        return LocalModelCrashedError(payload.numbers[0] if payload.numbers else None)
     if payload.kind == "overflow":
         return ContextOverflowError(*payload.numbers)
     if payload.kind == "configuration":
@@ -92,7 +100,63 @@ def _rebuild(payload: ErrorPayload) -> Exception:
     )
 
 
-class WorkerEngine:
+class PipeRelay:
+    """The generation protocol over a model pipe, shared by the worker and the service client.
+
+    Subclasses own `_conn`, `_send` and `_receive` (each raises `LocalModelCrashedError`, with
+    `_conn` set to None, when the other end is gone) and may hear errors in `_on_error`.
+    """
+
+    _conn: Connection | None
+
+    def _send(self, message: Any) -> None:
+        raise NotImplementedError
+
+    def _receive(self) -> Any:
+        raise NotImplementedError
+
+    def _on_error(self, payload: ErrorPayload) -> None:
+        """An error the other end reported (its generation is over)."""
+
+    def _relay(self, request: GenerateRequest, stats: GenerationStats,
+               should_stop: Callable[[], bool] | None) -> Generator[str, None, None]:
+        """Send one generation and yield its pieces; answer its stop questions."""
+        self._send(("generate", request))
+        finished = False
+        try:
+            while True:
+                kind, value = self._receive()
+                if kind == "piece":
+                    yield value
+                elif kind == "ask":
+                    self._send(bool(should_stop is not None and should_stop()))
+                elif kind == "done":
+                    finished = True
+                    (stats.prompt_tokens, stats.completion_tokens, stats.finish_reason,
+                     stats.read_tokens) = value
+                    return
+                else:
+                    finished = True
+                    self._on_error(value)
+                    raise rebuild_error(value)
+        finally:
+            if not finished:
+                self._drain()
+
+    def _drain(self) -> None:
+        """Stop a generation the caller abandoned, so the other end is ready for the next."""
+        try:
+            while self._conn is not None:
+                kind, _ = self._receive()
+                if kind == "ask":
+                    self._send(True)
+                elif kind in ("done", "error"):
+                    return
+        except LocalModelCrashedError:
+            return  # already gone; the next call starts over
+
+
+class WorkerEngine(PipeRelay):
     """A `LocalEngine` in a child process, started on first use and again after a crash."""
 
     def __init__(self, path: Path, n_ctx: int, n_threads: int | None,
@@ -109,6 +173,18 @@ class WorkerEngine:
     def pid(self) -> int | None:
         """The worker's process id while it runs."""
         return self._process.pid if self._process is not None else None
+
+    def start(self) -> int | None:
+        """Start the worker now, if it is not running (it loads the model at its first
+        generation); its process id."""
+        self._start()
+        return self.pid
+
+    def kill(self) -> None:
+        """Kill the worker at once (its turn, if any, raises `LocalModelCrashedError`)."""
+        process = self._process
+        if process is not None and process.exitcode is None:
+            process.kill()
 
     def _start(self) -> Connection:
         if self._process is not None and self._process.is_alive() and self._conn is not None:
@@ -172,47 +248,14 @@ class WorkerEngine:
         grammar: str | None = None,
         stop: Sequence[str] = (),
         should_stop: Callable[[], bool] | None = None,
-    ) -> Iterator[str]:
+    ) -> Generator[str, None, None]:
         """`LocalEngine.generate`, run by the worker; the caller must hold `self.lock`.
 
         Raises `LocalModelCrashedError` if the worker dies before the answer is complete.
         """
         self._start()
-        self._send(("generate", GenerateRequest(prompt, max_tokens, temperature, grammar,
-                                                tuple(stop))))
-        finished = False
-        try:
-            while True:
-                kind, value = self._receive()
-                if kind == "piece":
-                    yield value
-                elif kind == "ask":
-                    self._send(bool(should_stop is not None and should_stop()))
-                elif kind == "done":
-                    finished = True
-                    (stats.prompt_tokens, stats.completion_tokens, stats.finish_reason,
-                     stats.read_tokens) = value
-                    return
-                else:
-                    finished = True
-                    raise _rebuild(value)
-        finally:
-            if not finished:
-                self._drain()
-
-    def _drain(self) -> None:
-        """Stop a generation the caller abandoned, so the worker is ready for the next."""
-        if self._conn is None:
-            return
-        try:
-            while True:
-                kind, _ = self._receive()
-                if kind == "ask":
-                    self._send(True)
-                elif kind in ("done", "error"):
-                    return
-        except LocalModelCrashedError:
-            return  # already discarded; the next call starts a new worker
+        yield from self._relay(GenerateRequest(prompt, max_tokens, temperature, grammar,
+                                               tuple(stop)), stats, should_stop)
 
     def close(self) -> None:
         """Ask the worker to exit (it frees the model), or kill it if it is busy."""
@@ -228,18 +271,28 @@ class WorkerEngine:
         self._discard()
 
 
-_ENGINES: dict[tuple[str, int], WorkerEngine] = {}
+_ENGINES: dict[tuple[str, int], WorkerEngine | ServiceEngine] = {}
 _ENGINES_LOCK = threading.Lock()
 
 
 def shared_engine(path: Path | str, n_ctx: int, n_threads: int | None = None,
-                  prefix_store: str | None = None) -> WorkerEngine:
-    """The process-wide worker for (file, context size); it starts on the first turn."""
+                  prefix_store: str | None = None,
+                  service: ServiceOptions | None = None) -> WorkerEngine | ServiceEngine:
+    """The process-wide engine for (file, context size); the model starts on the first turn.
+
+    With `service`, turns go to the home's shared model service (`local_service_client`);
+    without, to a worker process of this process's own. The first caller's choice holds.
+    """
     key = (str(Path(path).resolve()), n_ctx)
     with _ENGINES_LOCK:
         engine = _ENGINES.get(key)
+        if engine is None and service is not None:
+            from pilothouse.models.local_service_client import ServiceEngine
+
+            engine = ServiceEngine(Path(key[0]), n_ctx, n_threads, prefix_store, service)
         if engine is None:
-            engine = _ENGINES[key] = WorkerEngine(Path(key[0]), n_ctx, n_threads, prefix_store)
+            engine = WorkerEngine(Path(key[0]), n_ctx, n_threads, prefix_store)
+        _ENGINES[key] = engine
         return engine
 
 

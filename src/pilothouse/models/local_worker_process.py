@@ -42,13 +42,14 @@ class ErrorPayload:
     from `args`, so the parent rebuilds them from this.
     """
 
-    kind: str  # overflow | configuration | value | model
+    kind: str  # overflow | configuration | value | model | crashed (the service's worker)
     message: str
     hint: str | None = None
     numbers: tuple[int, ...] = ()
 
 
-def _payload(error: Exception) -> ErrorPayload:
+def error_payload(error: Exception) -> ErrorPayload:
+    """`error` as a payload the other side of a pipe or socket rebuilds (`local_worker`)."""
     if isinstance(error, ContextOverflowError):
         numbers = (error.prompt_tokens, error.context_tokens, error.reserved)
         return ErrorPayload("overflow", error.message, error.hint, numbers)
@@ -109,7 +110,7 @@ def serve(conn: Connection, model_path: str, n_ctx: int, n_threads: int | None,
         except (EOFError, OSError):
             return
         except Exception as error:  # reported to the parent, which raises it for the turn
-            conn.send(("error", _payload(error)))
+            conn.send(("error", error_payload(error)))
             continue
         conn.send(("done", (stats.prompt_tokens, stats.completion_tokens, stats.finish_reason,
                             stats.read_tokens)))

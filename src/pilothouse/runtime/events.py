@@ -21,8 +21,8 @@ from pilothouse.runtime.planning import StepStatus
 ToolStatus = Literal["success", "error"]
 PlanAction = Literal["approved", "step"]
 #: The `kind` of a wire event; `done` ends an SSE stream and has no Python event.
-WireKind = Literal["token", "tool_call", "tool_result", "context", "plan", "answer",
-                   "interrupt", "error", "done"]
+WireKind = Literal["token", "tool_call", "tool_result", "progress", "context", "plan", "answer",
+                   "interrupt", "error", "waiting", "done"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,22 @@ class ToolResult:
     status: ToolStatus
     preview: str
     chars: int
+    parent_id: str | None = None
+    agent: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolProgress:
+    """A running tool call's progress as its server reports it ("indexing 1,240 files: 35%").
+
+    A sub-agent's, relayed while the supervisor's `ask_<agent>` call runs, names that call
+    (`parent_id`) and the agent, as its tool calls do.
+    """
+
+    name: str
+    done: float
+    total: float | None
+    message: str
     parent_id: str | None = None
     agent: str | None = None
 
@@ -114,8 +130,20 @@ class TurnFailed:
         return str(hint) if hint else None
 
 
-Event: TypeAlias = (Token | ToolCalled | ToolResult | ContextNote | PlanUpdate | Answer
-                    | ApprovalRequest | TurnFailed)
+@dataclass(frozen=True)
+class ModelWaiting:
+    """The turn waits for the local model, busy with `ahead` other turns (0: its turn now)."""
+
+    ahead: int
+
+    @property
+    def text(self) -> str:
+        return (f"waiting for the model ({self.ahead} ahead)" if self.ahead
+                else "the model is working on this turn")
+
+
+Event: TypeAlias = (Token | ToolCalled | ToolResult | ToolProgress | ContextNote | PlanUpdate
+                    | Answer | ApprovalRequest | TurnFailed | ModelWaiting)
 
 
 class WireEvent(TypedDict):
@@ -133,7 +161,8 @@ def _plan_data(event: PlanUpdate) -> dict[str, Any]:
             "note": event.note, "plan": dict(event.plan)}
 
 
-def _nested(data: dict[str, Any], event: Token | ToolCalled | ToolResult) -> dict[str, Any]:
+def _nested(data: dict[str, Any],
+            event: Token | ToolCalled | ToolResult | ToolProgress) -> dict[str, Any]:
     """`data` plus `parent_id` and `agent` for a sub-agent's call (absent for the agent's own)."""
     if event.parent_id is not None:
         data.update(parent_id=event.parent_id, agent=event.agent)
@@ -152,6 +181,9 @@ def to_wire(event: Event) -> WireEvent:
             return {"kind": "tool_result", "text": event.preview,
                     "data": _nested({"name": event.name, "id": event.id,
                                      "status": event.status, "chars": event.chars}, event)}
+        case ToolProgress(name=name, done=done, total=total, message=message):
+            return {"kind": "progress", "text": message,
+                    "data": _nested({"name": name, "done": done, "total": total}, event)}
         case ContextNote(action=action):
             return {"kind": "context", "text": action.detail, "data": action.as_event()}
         case PlanUpdate():
@@ -163,6 +195,8 @@ def to_wire(event: Event) -> WireEvent:
             return {"kind": "interrupt", "text": "", "data": {"value": value, "id": interrupt_id}}
         case TurnFailed(message=message, payload=payload):
             return {"kind": "error", "text": message, "data": dict(payload)}
+        case ModelWaiting(ahead=ahead):
+            return {"kind": "waiting", "text": event.text, "data": {"ahead": ahead}}
         case _:
             assert_never(event)
 

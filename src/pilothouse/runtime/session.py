@@ -25,6 +25,7 @@ from langgraph.types import Command, StreamMode
 from pilothouse.context.events import ContextAction
 from pilothouse.context.summarizer import INTERNAL_TAG
 from pilothouse.errors import PilothouseError
+from pilothouse.models.local_turn_queue import ModelQueued
 from pilothouse.observability.logging import bind_request_context
 from pilothouse.observability.metrics import track_conversation
 from pilothouse.observability.tracing import turn_span
@@ -34,9 +35,11 @@ from pilothouse.runtime.events import (
     ApprovalRequest,
     ContextNote,
     Event,
+    ModelWaiting,
     PlanUpdate,
     Token,
     ToolCalled,
+    ToolProgress,
     ToolResult,
     TurnFailed,
 )
@@ -183,9 +186,17 @@ def _from_custom(chunk: Any, subagent_tokens: bool = False) -> Event | None:
     """The event for what a layer wrote to the custom stream, if it is one we show."""
     if isinstance(chunk, ContextAction):
         return ContextNote(chunk)
+    if isinstance(chunk, ModelQueued):  # the local model's queue (`models.local_turn_queue`)
+        return ModelWaiting(chunk.ahead)
     # A sub-agent's activity, relayed by the supervisor's `ask_<agent>` tool.
-    if isinstance(chunk, ToolCalled | ToolResult) and chunk.parent_id is not None:
+    if isinstance(chunk, ToolCalled | ToolResult | ToolProgress) and chunk.parent_id is not None:
         return chunk
+    # An MCP tool's progress (`tools.mcp_connect`): `{"type": "tool_progress", ...}`.
+    if isinstance(chunk, dict) and chunk.get("type") == "tool_progress":
+        total = chunk.get("total")
+        return ToolProgress(str(chunk.get("tool", "")), float(chunk.get("done") or 0),
+                            float(total) if total is not None else None,
+                            str(chunk.get("message") or ""))
     if isinstance(chunk, Token) and chunk.parent_id is not None:
         return chunk if subagent_tokens else None
     # The planning tools write `{"type": "plan", "action": ..., "plan": ..., ...}`.

@@ -33,9 +33,11 @@ from pilothouse.runtime.events import (
     ApprovalRequest,
     ContextNote,
     Event,
+    ModelWaiting,
     PlanUpdate,
     Token,
     ToolCalled,
+    ToolProgress,
     ToolResult,
     TurnFailed,
 )
@@ -95,7 +97,7 @@ class ExplainsApprovals(Protocol):
 
 
 #: Where a sub-agent's tool activity goes while an `ask_<agent>` call runs (see below).
-ActivityRelay = Callable[[Token | ToolCalled | ToolResult], None]
+ActivityRelay = Callable[[Token | ToolCalled | ToolResult | ToolProgress], None]
 _RELAY: ContextVar[ActivityRelay | None] = ContextVar("pilothouse_subagent_relay", default=None)
 
 
@@ -114,7 +116,7 @@ def relaying_activity(agent: str, parent_call_id: str | None) -> Iterator[None]:
         yield
         return
 
-    def relay(event: Token | ToolCalled | ToolResult) -> None:
+    def relay(event: Token | ToolCalled | ToolResult | ToolProgress) -> None:
         write(replace(event, parent_id=parent_call_id, agent=agent))
 
     token = _RELAY.set(relay if parent_call_id else None)
@@ -249,12 +251,12 @@ class InProcessSubAgent:
                             approvals.append(value)
                         case TurnFailed():
                             error = event
-                        case Token() | ToolCalled() | ToolResult():
+                        case Token() | ToolCalled() | ToolResult() | ToolProgress():
                             # The supervisor's model reads the answer, not the work behind it;
                             # the person watching sees that work (relayed, when asked for).
                             if relay is not None:
                                 relay(event)
-                        case ContextNote() | PlanUpdate():
+                        case ContextNote() | PlanUpdate() | ModelWaiting():
                             pass
                         case _:
                             assert_never(event)

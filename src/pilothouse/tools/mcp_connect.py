@@ -8,11 +8,14 @@ and tool errors (`is_error`) returned to the model as error results rather than 
 
 The model reads a result's text; code reads its structured content, kept as the `ToolMessage`
 artifact (for an error, the `{error, kind, suggestion, ...}` of `tool_server`), so a layer that
-needs to know what a result says (a search refused as too broad) never parses the text.
+needs to know what a result says (a search refused as too broad) never parses the text. A
+server's progress notifications for a call (the RAG server's "indexing 1,240 files: 35%") go
+to the agent's event stream as `{"type": "tool_progress", ...}` (`runtime.session`).
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -21,7 +24,9 @@ from typing import Any, Literal
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.config import get_stream_writer
 from mcp import Client, StdioServerParameters
+from mcp.shared.dispatcher import ProgressFnT
 
 from pilothouse.errors import ConfigurationError
 from pilothouse.tools.mcp_support import stdio_server
@@ -71,7 +76,8 @@ def as_langchain_tool(client: Client, name: str, description: str,
     """One MCP tool as a LangChain tool that calls it over `client`'s session."""
 
     async def call(**arguments: Any) -> tuple[str, Any]:
-        result = await client.call_tool(name, arguments)
+        result = await client.call_tool(name, arguments,
+                                        progress_callback=_progress_to_stream(name))
         text = result_text(result)
         if result.is_error:
             failure = ToolFailure(result.structured_content)
@@ -88,6 +94,22 @@ def as_langchain_tool(client: Client, name: str, description: str,
         func=call_sync,
         coroutine=call,
     )
+
+
+def _progress_to_stream(tool: str) -> ProgressFnT | None:
+    """Where `tool`'s progress goes: the running agent's event stream (None outside a run)."""
+    try:
+        write = get_stream_writer()
+    except (RuntimeError, KeyError):  # called outside a graph run: nobody to tell
+        return None
+    # The client calls back from its own task; the writer needs the run's context.
+    run = contextvars.copy_context()
+
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        run.copy().run(write, {"type": "tool_progress", "tool": tool, "done": progress,
+                               "total": total, "message": message or ""})
+
+    return report
 
 
 async def call_for_payload(tool: BaseTool, arguments: dict[str, Any]) -> dict[str, Any]:

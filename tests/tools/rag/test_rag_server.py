@@ -37,8 +37,9 @@ def payload(result: CallToolResult) -> dict[str, Any]:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
+    """A git checkout: indexed, unasked, once a question needs its code."""
     root = tmp_path / "svc"
-    root.mkdir()
+    (root / ".git").mkdir(parents=True)
     (root / "limits.py").write_text(
         '"""Rate limiting for the public API."""\n\n\n'
         "def allow_request(client_id: str, window: dict[str, int], limit: int = 100) -> bool:\n"
@@ -63,7 +64,7 @@ def other_repo(repo: Path) -> Path:
 @pytest.fixture
 def big_repo(tmp_path: Path) -> Path:
     big = tmp_path / "big"
-    big.mkdir()
+    (big / ".git").mkdir(parents=True)
     for n in range(8):
         body = "".join(f"    step_{i} = compute('{'x' * 60}', {i})\n" for i in range(55))
         (big / f"job_{n}.py").write_text(f"def run_job_{n}():\n{body}    return step_0\n")
@@ -213,8 +214,10 @@ async def test_start_up_indexes_in_the_background_and_retrieval_does_not_wait(
         # No tool was called: the server started indexing on its own.
         assert await anyio.to_thread.run_sync(gated.writing.wait, 60)
         during = payload(await client.call_tool("retrieve_code_context", {"query": "rate limit"}))
-        assert during["hits"] == []
+        # Nothing is indexed yet: the passages come from a keyword scan, and the note says so.
+        assert [h["path"] for h in during["hits"]] == ["limits.py"]
         assert during["indexing"] == {"files_done": 0, "files_total": 2}
+        assert "indexing 2 files: 0%" in during["note"] and "keyword scan" in during["note"]
         gated.gate.set()
         # Waits for the start-up run, then finds nothing left to do.
         report = payload(await client.call_tool("index_directory", {}))

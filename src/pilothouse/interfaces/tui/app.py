@@ -35,9 +35,11 @@ from pilothouse.runtime.events import (
     ApprovalRequest,
     ContextNote,
     Event,
+    ModelWaiting,
     PlanUpdate,
     Token,
     ToolCalled,
+    ToolProgress,
     ToolResult,
     TurnFailed,
 )
@@ -286,7 +288,8 @@ class PilothouseApp(App[None]):
             case ToolResult(id=call_id, parent_id=None):
                 await self.chat.drop_drafts(call_id)  # an ask_<agent> call returned
                 await self.activity.show(event)
-            case ToolResult() | ContextNote() | PlanUpdate() | ApprovalRequest():
+            case ToolResult() | ContextNote() | PlanUpdate() | ApprovalRequest() | ModelWaiting() \
+                    | ToolProgress():
                 await self.activity.show(event)
             case _:
                 assert_never(event)

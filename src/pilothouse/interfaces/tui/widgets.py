@@ -18,9 +18,11 @@ from pilothouse.runtime.events import (
     ApprovalRequest,
     ContextNote,
     Event,
+    ModelWaiting,
     PlanUpdate,
     Token,
     ToolCalled,
+    ToolProgress,
     ToolResult,
     TurnFailed,
 )
@@ -93,6 +95,11 @@ class WorkingStatus(Static):
                 self.set_phase(next(reversed(self._open_tools.values()), "thinking"))
             case ApprovalRequest(value=value):
                 self.waiting_for(value)
+            case ToolProgress(name=name, message=message, agent=agent):
+                self.set_phase(f"{agent} agent: {name}: {message}" if agent
+                               else f"{name}: {message}")
+            case ModelWaiting(ahead=ahead):
+                self.set_phase(event.text if ahead else "thinking", waiting=bool(ahead))
             case ContextNote() | PlanUpdate() | Answer() | TurnFailed():
                 pass
             case _:
@@ -232,7 +239,7 @@ class ActivityPanel(VerticalScroll):
                 who = f" ({view.asked_by[0].lower()}{view.asked_by[1:]})" if view.asked_by else ""
                 await self.add(f"‖ waiting for approval: "
                                f"{', '.join(a.name for a in view.actions)}{who}", "approval")
-            case Token() | Answer() | TurnFailed():
-                pass  # the chat view shows these
+            case Token() | Answer() | TurnFailed() | ModelWaiting() | ToolProgress():
+                pass  # the chat view shows these, the status line where the model or tool is
             case _:
                 assert_never(event)

@@ -43,11 +43,12 @@ def render_hits(
     hits: list[Hit],
     budget: int = MAX_ANSWER_CHARS,
     indexing: dict[str, int] | None = None,
+    note: str | None = None,
 ) -> str:
     """Compact JSON for the model, at most `budget` characters.
 
     `indexing` (files done and total) says an index run is still going, so the hits cover only
-    the files indexed so far.
+    the files indexed so far; `note` says where the hits come from instead of the default.
     """
 
     def encode(items: list[dict[str, Any]], dropped: int) -> str:
@@ -56,6 +57,9 @@ def render_hits(
             body["omitted_hits"] = dropped
         if indexing is not None:
             body["indexing"] = indexing
+        if note:
+            body["note"] = note
+        elif indexing is not None:
             body["note"] = "Indexing is in progress; results cover the files indexed so far."
         elif not items:
             body["note"] = "No indexed code matched. Rephrase, or index_directory the repository."

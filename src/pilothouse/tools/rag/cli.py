@@ -9,6 +9,8 @@ index is stored.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
@@ -28,6 +30,16 @@ if TYPE_CHECKING:
 
 _err = Console(stderr=True, soft_wrap=True)  # an error stays whole in a pipe
 _out = Console()
+
+
+def _yield_cpu() -> None:
+    """Serve below the default CPU priority (nice 10): an index run is background work, and
+    on a small machine it must not slow the model that is writing an answer meanwhile.
+
+    First thing in the process: threads started later (the index runs', ONNX's) inherit it.
+    """
+    with contextlib.suppress(OSError, AttributeError):  # not POSIX, or not allowed
+        os.nice(10)
 
 
 def store_dir(home: Path | None) -> Path:
@@ -174,6 +186,10 @@ def serve(
     ] = "stdio",
     host: Annotated[str, typer.Option(help="Address for streamable-http.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port for streamable-http.")] = 8765,
+    warm_up: Annotated[bool, typer.Option(
+        help="Index the workspace as soon as the server starts, when it is a code repository "
+             "of at most PILOTHOUSE_INDEX_MAX_FILES files; with --no-warm-up, the first "
+             "retrieval starts it.")] = True,
     read_only: ReadOnlyOption = False,
     tools: ToolsOption = None,
     exclude_tools: ExcludeToolsOption = None,
@@ -184,12 +200,14 @@ def serve(
     from pilothouse.tools.rag.server import build_rag_server
     from pilothouse.tools.tool_filter import apply_tool_filter, filter_for, with_cli_filters
 
+    _yield_cpu()
     settings = _settings()
     chosen = filter_for(with_cli_filters(settings, "rag", read_only=read_only, tools=tools,
                                          exclude_tools=exclude_tools), "rag")
     try:
         resolved = resolve_root(root if root is not None else settings.workspace)
-        server = build_rag_server(private_store(home), resolved)
+        server = build_rag_server(private_store(home), resolved, warm_up=warm_up,
+                                  max_files=settings.index_max_files)
         apply_tool_filter(server, chosen)
         http = (mcp_http(server, settings, host=host, port=port)
                 if transport == "streamable-http" else None)

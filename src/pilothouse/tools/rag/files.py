@@ -8,6 +8,11 @@ before descending, which is what keeps a walk of a JavaScript project from visit
 
 What is left out is tallied by reason (`SkipTally`), so `pilothouse index` can say why a folder
 gave fewer files than expected, and which .gitignore ignored them.
+
+`survey` says whether a folder may be indexed without anyone asking for it: only a code
+repository (a version-control checkout, or a folder holding a build tool's project file), never
+the home directory or the filesystem root, and only up to a number of files. What a person
+happens to stand in when they ask a first question must not cost minutes of CPU.
 """
 
 from __future__ import annotations
@@ -45,6 +50,20 @@ NOISE_SUFFIXES = (
 )
 #: Files above this size are data dumps or generated code, not something to read in chunks.
 MAX_FILE_BYTES = 512 * 1024
+#: Folders of version-control systems: their presence at a folder or above makes it a checkout.
+VCS_DIRS = (".git", ".hg", ".svn")
+#: The project file of a build tool or package manager: a folder holding one is a project.
+PROJECT_FILES = frozenset(
+    {
+        "pyproject.toml", "setup.py", "setup.cfg", "package.json", "go.mod", "Cargo.toml",
+        "pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", "Gemfile",
+        "composer.json", "CMakeLists.txt", "meson.build", "mix.exs", "Package.swift",
+        "build.sbt", "stack.yaml", "deno.json", "Chart.yaml", "kustomization.yaml",
+        "main.tf", "Makefile",
+    }
+)
+#: Index runs nobody asked for cover at most this many files (PILOTHOUSE_INDEX_MAX_FILES).
+DEFAULT_MAX_FILES = 5000
 _SNIFF_BYTES = 8192
 
 
@@ -219,3 +238,77 @@ def read_source_or_reason(path: Path, max_bytes: int = MAX_FILE_BYTES) -> tuple[
     except UnicodeDecodeError:
         return NOT_TEXT
     return text, hashlib.sha256(data).hexdigest()
+
+
+def _never_a_repository(folder: Path) -> bool:
+    """The home directory and the filesystem root: whatever they hold (a dotfiles checkout
+    at ~), everything on the machine lies under them."""
+    return folder == Path(folder.anchor) or folder == Path.home().resolve()
+
+
+def repository_of(folder: Path) -> Path | None:
+    """The code repository `folder` belongs to, or None.
+
+    A repository is a version-control checkout (`folder` or a folder above it holds .git,
+    .hg or .svn) or a folder holding a build tool's project file (`PROJECT_FILES`). The
+    search upwards stops below the home directory and the filesystem root, which never
+    count, so a folder under a home kept in git is not "code" because of it.
+    """
+    folder = folder.resolve()
+    if _never_a_repository(folder):
+        return None
+    if any((folder / name).is_file() for name in PROJECT_FILES):
+        return folder
+    for candidate in (folder, *folder.parents):
+        if _never_a_repository(candidate):
+            return None
+        if any((candidate / name).exists() for name in VCS_DIRS):
+            return candidate
+    return None
+
+
+def count_sources(root: Path, limit: int) -> int:
+    """How many files `walk_sources` yields under `root`, counting no further than `limit`+1.
+
+    Bounded by the cap, not by the folder: a tree of a million files costs as much as `limit`.
+    """
+    count = 0
+    for _ in walk_sources(root):
+        count += 1
+        if count > limit:
+            break
+    return count
+
+
+@dataclass(frozen=True)
+class Survey:
+    """Whether `root` may be indexed without anyone asking: a repository within the cap."""
+
+    root: Path
+    repository: Path | None
+    #: Files to index, counted up to `max_files` + 1 (more means over the cap).
+    files: int
+    max_files: int
+
+    @property
+    def indexable(self) -> bool:
+        return self.repository is not None and self.files <= self.max_files
+
+    def reason(self) -> str:
+        """Why `root` is not indexed on its own ("" when it is)."""
+        if self.repository is None:
+            return (f"{self.root} is not a code repository (no .git, .hg or .svn at or above "
+                    "it, no project file such as pyproject.toml, package.json or go.mod), so "
+                    "it is not indexed on its own")
+        if self.files > self.max_files:
+            return (f"{self.root} has more than {self.max_files:,} files to index "
+                    "(PILOTHOUSE_INDEX_MAX_FILES), so it is not indexed on its own")
+        return ""
+
+
+def survey(root: Path, max_files: int = DEFAULT_MAX_FILES) -> Survey:
+    """Whether `root` is a code repository, and how many files it would index (bounded)."""
+    root = root.resolve()
+    repository = repository_of(root)
+    files = count_sources(root, max_files) if repository is not None else 0
+    return Survey(root, repository, files, max_files)

@@ -1,140 +1,62 @@
 """The codebase RAG tools as an MCP server: `index_directory` and `retrieve_code_context`.
 
-The server starts an incremental index of its default repository as soon as it starts, so the
-first question rarely waits; a retrieval that arrives while an index run is going answers from
-what is indexed so far and says how far the run has got, instead of blocking for minutes.
-Indexing and search run in worker threads because ONNX inference and ChromaDB calls block.
-Failures are raised as `PilothouseError`s; `ToolServer` answers them in the one tool-error shape.
+Indexing never blocks an answer. A question that needs the code (a retrieval) starts the index
+of the workspace in the background when it is a code repository within the cap
+(`files.survey`), waits a few seconds for it while forwarding its progress ("indexing 1,240
+files: 35%"), and then answers from what it can: the passages indexed so far, plus a bounded
+keyword scan of the files (`scan.py`) while the index is partial or was not built (a folder
+that is not a repository, or one over PILOTHOUSE_INDEX_MAX_FILES). The answer says which.
+With `warm_up` (a standalone server, whose clients come to search code) the index of a
+repository within the cap is built as soon as the server starts; the DevOps agent's server
+waits for a question that needs the code, so a first question about anything else never
+competes with an index run for the CPU.
 
 The server's root is its workspace jail (`tools/workspace_jail.py`, the shell's too): every
 caller of one server shares what it searches, so `index_directory` refuses a folder outside the
 workspace (it would be read without anyone's approval and then served to every caller), and
 retrieval and quoting only ever touch collections and files of roots inside it.
+Failures are raised as `PilothouseError`s; `ToolServer` answers them in the one tool-error shape.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
-import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult
 
-from pilothouse.errors import PilothouseError
+from pilothouse.errors import UserInputError
 from pilothouse.tools.mcp_support import tool_result
 from pilothouse.tools.rag import views
 from pilothouse.tools.rag.answers import render_hits, report_payload, trim_snippet
-from pilothouse.tools.rag.index import CodeIndex, IndexReport, resolve_root
+from pilothouse.tools.rag.files import DEFAULT_MAX_FILES, Survey
+from pilothouse.tools.rag.index import CodeIndex, Hit
+from pilothouse.tools.rag.runs import Indexer, outside_hint, progress_text
+from pilothouse.tools.rag.scan import scan_sources
 from pilothouse.tools.tool_filter import READS, WRITES
 from pilothouse.tools.tool_server import ToolServer
 from pilothouse.tools.workspace_jail import WorkspaceJail
 
+__all__ = ["build_rag_server", "outside_hint"]
+
 MAX_K = 20
+#: How long, and how many files, a keyword scan may read for one retrieval: reading is cheap
+#: next to embedding, so a folder over the index cap is still scanned (within these bounds).
+SCAN_SECONDS = 3.0
+SCAN_MAX_FILES = 20_000
+#: How long `index_directory` waits for its run before it answers with the progress (below
+#: the default tool timeout of 60 s: the run goes on in the background).
+INDEX_CALL_SECONDS = 45.0
 INSTRUCTIONS = (
     "Search the code of a repository. retrieve_code_context(query) returns the most relevant "
     "code chunks with file paths and line ranges; index_directory(path) (re)indexes a folder "
     "of the workspace incrementally and makes it the one searched."
 )
-log = logging.getLogger(__name__)
-
-
-def outside_hint(path: str | Path) -> str:
-    """What to do when a folder outside the workspace should be searched."""
-    return (f"Search {path} with a server whose workspace it is: start the DevOps agent with "
-            f"PILOTHOUSE_WORKSPACE={path} (or `pilothouse mcp rag --root {path}`). Index "
-            "folders inside the workspace here.")
-
-
-class _Indexer:
-    """Runs index jobs in worker threads and remembers the searched root and the job running.
-
-    Every root it indexes or searches is checked against `jail` first.
-    """
-
-    def __init__(self, index: CodeIndex, jail: WorkspaceJail) -> None:
-        self.index = index
-        self.jail = jail
-        self.root = jail.root
-        self.stop = threading.Event()
-        self.running: str | None = None
-        self.progress = (0, 0)
-        self._finished: anyio.Event | None = None
-
-    def status(self, root: Path) -> dict[str, int] | None:
-        """Files done and total of the run indexing `root`, or None when none is."""
-        if self.running != str(root):
-            return None
-        return {"files_done": self.progress[0], "files_total": self.progress[1]}
-
-    def jailed(self, path: str | Path) -> Path:
-        """`path` (relative to the workspace) as an existing folder inside it, or an error.
-
-        The jail comes first, so the error for an outside path says nothing of what is there.
-        """
-        inside = self.jail.require(path, action="index or search code",
-                                   hint=outside_hint(path))
-        return resolve_root(inside)
-
-    async def run(self, path: Path, ctx: Context | None) -> IndexReport:
-        """Index `path` (incrementally) and make it the searched root."""
-        resolved = self.jailed(path)
-        forward = _forwarder(ctx)
-
-        def progress(done: int, total: int, current: str) -> None:
-            self.progress = (done, total)
-            if forward is not None:
-                forward(done, total, current)
-
-        self.running, self.progress = str(resolved), (0, 0)
-        self._finished = finished = anyio.Event()
-        try:
-            report = await anyio.to_thread.run_sync(
-                lambda: self.index.index_directory(resolved, progress, stop=self.stop),
-                # At shutdown, do not wait: `stop` ends the run after the current file.
-                abandon_on_cancel=True,
-            )
-        finally:
-            self.running = None
-            finished.set()
-        self.root = resolved
-        return report
-
-    async def settle(self, seconds: float) -> None:
-        """Wait up to `seconds` for a running index job: a small repository is done by then."""
-        finished = self._finished
-        if finished is not None and seconds > 0:
-            with anyio.move_on_after(seconds):
-                await finished.wait()
-
-    async def warm_up(self) -> None:
-        """Bring the default root's index up to date in the background."""
-        try:
-            await self.run(self.root, None)
-        except PilothouseError as error:  # surfaces again, to the model, on the first call
-            log.warning("RAG warm-up index of %s failed: %s", self.root, error)
-
-
-def _forwarder(ctx: Context | None) -> Callable[[int, int, str], None] | None:
-    """Forward progress from the worker thread to the client, about every 5%."""
-    if ctx is None:
-        return None
-    last = -1
-
-    def report(done: int, total: int, path: str) -> None:
-        nonlocal last
-        step = max(1, total // 20)
-        if done == total or done // step != last:
-            last = done // step
-            anyio.from_thread.run(ctx.report_progress, done, total, path or None)
-
-    return report
 
 
 def build_rag_server(
@@ -143,20 +65,24 @@ def build_rag_server(
     *,
     index: CodeIndex | None = None,
     warm_up: bool = True,
-    index_wait_seconds: float = 10.0,
+    index_wait_seconds: float = 5.0,
+    max_files: int = DEFAULT_MAX_FILES,
 ) -> ToolServer:
     """An MCP server over `default_root`, its workspace, storing into `store_dir`.
 
-    Only folders inside `default_root` (symlinks followed) are indexed or searched. With
-    `warm_up`, the default root is indexed (incrementally) as soon as the server starts.
-    A retrieval during an index run waits up to `index_wait_seconds` for it, then answers from
-    what is indexed so far.
+    Only folders inside `default_root` (symlinks followed) are indexed or searched. A folder
+    is indexed unasked (`warm_up` at start, or for a retrieval) only when it is a code
+    repository of at most `max_files` files; `index_directory` indexes any folder of the
+    workspace within the cap. A retrieval waits up to `index_wait_seconds` for an index run,
+    then answers from what is indexed so far and a keyword scan.
     """
-    indexer = _Indexer(index or CodeIndex(store_dir), WorkspaceJail.at(default_root))
+    indexer = Indexer(index or CodeIndex(store_dir), WorkspaceJail.at(default_root),
+                      max_files=max_files)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[None]:
         async with anyio.create_task_group() as tasks:
+            indexer.tasks = tasks
             if warm_up:
                 tasks.start_soon(indexer.warm_up)
             try:
@@ -176,8 +102,27 @@ def build_rag_server(
         path: a folder inside the workspace (relative to it, or absolute); default the one
         searched now. A folder outside the workspace is refused.
         """
-        report = await indexer.run(Path(path) if path else indexer.root, ctx)
-        return tool_result(report_payload(report), is_error=False, view=views.report_view)
+        root = indexer.jailed(Path(path) if path else indexer.root)
+        found = await indexer.survey(root)
+        if found.files > found.max_files:
+            raise UserInputError(
+                f"{root} has more than {found.max_files:,} files to index, the cap "
+                "(PILOTHOUSE_INDEX_MAX_FILES).",
+                hint=f"Index a folder inside it, or run `pilothouse index {root}` in a terminal "
+                     "(no cap, with a progress bar); retrieve_code_context meanwhile answers "
+                     "from a keyword scan.")
+        run = indexer.start(root, again=True)
+        await indexer.wait(run, INDEX_CALL_SECONDS, ctx)
+        if run.error is not None:
+            raise run.error
+        indexer.root = root  # the one searched from now on, even while its run goes on
+        if run.report is None:  # still going: it goes on in the background
+            status = run.status()
+            return tool_result({"root": str(root), "indexing": status, "note": (
+                f"Still {progress_text(status['files_done'], status['files_total'])}; it goes "
+                "on in the background, and retrieve_code_context answers from what is indexed "
+                "so far.")}, is_error=False, view=views.report_view)
+        return tool_result(report_payload(run.report), is_error=False, view=views.report_view)
 
     # No example query in the description: the local model copied the one it had ("where is
     # auth checked") as the query of an unrelated request (`pilothouse eval`).
@@ -190,26 +135,41 @@ def build_rag_server(
         query: what you are looking for: the question's own words, or a function or class name.
         k: how many chunks (1-20). path_filter: a glob ("src/**/*.py") or part of a path.
         """
-        await indexer.settle(index_wait_seconds)
+        k = max(1, min(k, MAX_K))
         root = indexer.jailed(indexer.root)
+        run, refused = await indexer.refresh(root)
+        if run is not None:
+            await indexer.wait(run, index_wait_seconds, ctx)
         indexed = str(root) in indexer.index.indexed_roots()
-        if not indexed and indexer.status(root) is None:
-            await indexer.run(root, ctx)
-        elif not indexed:  # the run has not written anything yet
-            return _hits(render_hits(str(root), query, [], indexing=indexer.status(root)))
-        hits = await anyio.to_thread.run_sync(
-            lambda: indexer.index.retrieve_code_context(
-                query, max(1, min(k, MAX_K)), path_filter or None, root=root
-            )
-        )
-        return _hits(render_hits(str(root), query, hits, indexing=indexer.status(root)))
+        partial = indexer.building(root)
+        hits: list[Hit] = []
+        if indexed:
+            try:
+                hits = await anyio.to_thread.run_sync(
+                    lambda: indexer.index.retrieve_code_context(
+                        query, k, path_filter or None, root=root))
+            except UserInputError:
+                if not partial:  # a filter no file of a whole index matches
+                    raise
+        note = None
+        if not indexed or partial:
+            scanned = await anyio.to_thread.run_sync(lambda: scan_sources(
+                root, query, k, max_files=SCAN_MAX_FILES, seconds=SCAN_SECONDS,
+                path_filter=path_filter or None,
+                hidden=refused is None or refused.repository is not None))
+            hits = _merged(hits, scanned.hits, k)
+            note = _scan_note(indexer.status(root), refused, scanned.files_read,
+                              scanned.complete)
+        # A refresh of a whole index (this server's first retrieval) is not worth a word.
+        return _hits(render_hits(str(root), query, hits,
+                                 indexing=indexer.status(root) if partial else None, note=note))
 
     @server.tool(structured_output=False, annotations=READS)
     async def find_named_code(question: str, limit: int = 4) -> CallToolResult:
         """The code a question names by path or symbol (exact matches first), with snippets.
 
         Used by the agent runtime for dynamic context expansion; answers from what is indexed
-        now and never waits for an index run.
+        now and never waits for (or starts) an index run.
         """
         root = indexer.jailed(indexer.root)
         if str(root) not in indexer.index.indexed_roots():
@@ -226,6 +186,33 @@ def build_rag_server(
         return tool_result({"items": items}, is_error=False, view=views.named_view)
 
     return server
+
+
+def _merged(indexed: list[Hit], scanned: list[Hit], k: int) -> list[Hit]:
+    """The index's hits, then the scan's that do not overlap one of them, `k` at most."""
+    merged = list(indexed)
+    for hit in scanned:
+        if not any(h.path == hit.path and h.start_line <= hit.end_line
+                   and hit.start_line <= h.end_line for h in merged):
+            merged.append(hit)
+    return merged[:k]
+
+
+def _scan_note(status: dict[str, int] | None, refused: Survey | None, files_read: int,
+               complete: bool) -> str:
+    """What the passages of a retrieval without a whole index come from, and what to do."""
+    scanned = f"a keyword scan of {files_read:,} files" + ("" if complete else
+                                                           " (stopped at its bound)")
+    if status is not None:
+        done, total = status["files_done"], status["files_total"]
+        progress = progress_text(done, total) if total else "indexing: listing files"
+        return (f"The index is being built ({progress}): these passages come from the files "
+                f"indexed so far and {scanned}. Ask again later for the whole index, or grep and "
+                "read the files meanwhile.")
+    why = refused.reason() if refused is not None else "the folder is not indexed"
+    return (f"{why[:1].upper()}{why[1:]}: these passages come from {scanned}. To search it "
+            "by meaning, index_directory a repository folder inside it, or run "
+            "`pilothouse index PATH` in a terminal.")
 
 
 def _hits(answer: str) -> CallToolResult:

@@ -77,6 +77,9 @@
       } else if (event.kind === "tool_result") {
         work.open.delete(data.id);
         setPhase(work.open.size ? [...work.open.values()].pop() : "thinking");
+      } else if (event.kind === "waiting") {
+        // The local model serves one turn at a time: "waiting for the model (1 ahead)".
+        setPhase(data.ahead ? event.text : "thinking");
       }
     },
   };
