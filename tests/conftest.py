@@ -81,3 +81,16 @@ def postgres() -> Iterator[PostgresCluster]:
             yield cluster
     except PostgresMissing as missing:
         pytest.fail(str(missing))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test of the real local model runs on one xdist worker, one after the other.
+
+    CI runs the suite on two workers (`scripts/test.sh`: `-n 2 --dist loadgroup`). A model test
+    keeps both cores busy decoding; two at once only halve each other's speed and stretch
+    their turns towards the timeouts, while the rest of the suite (mostly waiting on
+    processes, sockets and the browser) fills the other worker.
+    """
+    for item in items:
+        if item.get_closest_marker("local_model") is not None:
+            item.add_marker(pytest.mark.xdist_group("local-model"))
