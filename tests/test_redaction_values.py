@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pilothouse.redaction import MASK, Redactor, redact
+from pilothouse.redaction import MASK, Redactor, redact, scrub
 
 #: Dependencies of Pilothouse whose source names secrets in signatures, type hints, docstrings
 #: and URL handling (starlette's `secret_key: str | Secret`, httpx's `password=password`).
@@ -162,3 +162,16 @@ def test_a_configured_value_is_masked_even_where_no_rule_would_see_it() -> None:
     redactor = Redactor(["letmeinplease"])
     assert redactor("password = letmeinplease") == f"password = {MASK}"
     assert redact("password = letmeinplease") == "password = letmeinplease"
+
+
+def test_structured_fields_keep_counts_and_mask_credentials_under_secret_names() -> None:
+    # A count of Kubernetes kinds names "Secret"; a count is no credential. A long number
+    # (a PIN) and any string under a secret name still are.
+    payload = {"kinds": {"Secret": 1, "ConfigMap": 2}, "secrets": 30, "token": True,
+               "password": "hunter2-but-longer", "db_password": 12345678, "api_key": ""}
+    assert scrub(payload) == {"kinds": {"Secret": 1, "ConfigMap": 2}, "secrets": 30,
+                              "token": True, "password": MASK, "db_password": MASK,
+                              "api_key": ""}
+    redactor = Redactor()
+    assert redactor.field("secret_count", 3) == 3
+    assert redactor.field("client_secret", "abc123def456") == MASK

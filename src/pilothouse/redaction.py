@@ -273,7 +273,11 @@ def _mask_assignments(text: str) -> str:
     return "".join(parts) + text[done:] if parts else text
 
 
-def _is_empty(value: Any) -> bool:
+def _reveals_nothing(value: Any) -> bool:
+    """A value that cannot be a credential whatever its field is called: empty, a flag, or a
+    number too short to be a PIN (a count of `Secret` resources, `token_ttl: 30`)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return len(str(abs(int(value)))) < MIN_SECRET_LENGTH
     return value is None or isinstance(value, bool) or (
         isinstance(value, str | tuple | list | dict | set | frozenset) and not value)
 
@@ -314,10 +318,10 @@ class Redactor:
     def field(self, name: str, value: Any) -> Any:
         """One named value for display: masked whole under a secret name, strings redacted.
 
-        Other types are returned as they are; an empty value or a flag reveals nothing and
-        stays (`api_keys=()` says none are set).
+        Other types are returned as they are; an empty value, a flag or a small number
+        reveals nothing and stays (`api_keys=()` says none are set).
         """
-        if is_secret_name(name) and not _is_empty(value):
+        if is_secret_name(name) and not _reveals_nothing(value):
             return MASK
         if isinstance(value, str):
             return self(value)
@@ -325,7 +329,7 @@ class Redactor:
 
     def scrub(self, value: Any, name: str | None = None, *, _depth: int = 0) -> Any:
         """`value` as JSON-able data with secrets masked: by field name and inside strings."""
-        if name is not None and is_secret_name(name) and not _is_empty(value):
+        if name is not None and is_secret_name(name) and not _reveals_nothing(value):
             return MASK
         if isinstance(value, str):
             return self(value)

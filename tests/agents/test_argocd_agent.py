@@ -204,3 +204,30 @@ async def test_the_apps_of_a_name_are_searched_for_that_name_not_an_examples(
     assert [t["function"]["name"] for t in first.tools] == ["search_argocd_resources"]
     [answer] = [e.text for e in events if isinstance(e, Answer)]
     assert "for 'checkout-web'" in answer and "checkout-web-production" in answer
+
+
+async def test_the_next_page_repeats_the_listing_with_its_filters_without_a_model_call(
+    argocd_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    settings = argocd_settings()
+    # The first question's call; then only leads: had a follow-up gone to the model, it would
+    # have answered with a lead and made no call.
+    setup = scripted_setup([tool_call("list_applications", health_status="Degraded",
+                                      page_size=5), LEAD, LEAD, LEAD],
+                           window=32_000, settings=settings)
+    async with open_argocd_toolkit(settings) as toolkit:
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+        first = await run(graph, "Which applications are degraded? Five at a time.", "p-1")
+        second = await run(graph, "next page", "p-1")
+        back = await run(graph, "and the previous one?", "p-1")
+
+    state = await graph.aget_state({"configurable": {"thread_id": "p-1"}})
+    calls = [c["args"] for m in state.values["messages"] for c in getattr(m, "tool_calls", [])]
+    assert calls == [{"health_status": "Degraded", "page_size": 5},
+                     {"health_status": "Degraded", "page_size": 5, "page": 2},
+                     {"health_status": "Degraded", "page_size": 5, "page": 1}]
+    answers = [next(e.text for e in events if isinstance(e, Answer))
+               for events in (first, second, back)]
+    assert "PAGE 2 of" in answers[1] and "| Degraded |" in answers[1]
+    assert "| Healthy |" not in answers[1]
+    assert answers[2].count("PAGE 1 of") == 1

@@ -62,6 +62,9 @@ def test_a_question_names_the_agents_of_its_domain_words() -> None:
     assert router.agents_for("Explain the auth module of this codebase") == ["devops"]
     assert router.agents_for("Is payments-api Degraded, and is its CI workflow failing?") == [
         "argocd", "github"]
+    # Several parts are asked of their agents in the order the question asks them.
+    assert router.agents_for("Is the CI workflow of octo/ledger failing, and is ledger-web "
+                             "Degraded?") == ["github", "argocd"]
     assert router.agents_for("hello there") == []
     # Whole words only: "approval" is not "app", "print" is not "pr".
     assert router.agents_for("print the approval rules") == []

@@ -19,6 +19,7 @@ from langgraph.types import Checkpointer
 from pilothouse.a2a.remote import RemoteSubAgent
 from pilothouse.agents.example_bank import BANKS
 from pilothouse.agents.examples import ExampleSelector, FewShotMiddleware, MiniLMEmbedder
+from pilothouse.agents.paging import NextPageMiddleware
 from pilothouse.agents.registry import SPECIALISTS, Topology, startup_failure
 from pilothouse.agents.supervisor import SUPERVISOR, SUPERVISOR_DESCRIPTION, supervisor_toolkit
 from pilothouse.agents.toolkit import Toolkit
@@ -68,7 +69,9 @@ class AgentFactory:
 
     def build(self, toolkit: Toolkit, description: str = "") -> AgentHandle:
         """The agent `toolkit` describes, with every layer `settings` enable."""
-        extra = list(toolkit.extra_middleware)
+        # "Next page" repeats the newest listing's call for that page, before any hint or
+        # grounding sees it (an agent without paged tools never finds one to repeat).
+        extra = [NextPageMiddleware(), *toolkit.extra_middleware]
         if self.settings.layer_enabled("few_shot") and toolkit.name in BANKS:
             selector = ExampleSelector(BANKS[toolkit.name], [t.name for t in toolkit.tools],
                                        self.embedder)

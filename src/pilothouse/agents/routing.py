@@ -19,6 +19,7 @@ from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from pilothouse.agents.direct_answer import DIRECT
+from pilothouse.agents.paging import PAGE_LINE, asks_for_a_page
 from pilothouse.agents.passthrough import awaits_approval
 from pilothouse.agents.question_parts import names_resource, points_elsewhere, split_by_agent
 from pilothouse.agents.shell_intent import FILE_PATH
@@ -51,15 +52,6 @@ DOMAIN_WORDS: dict[str, tuple[str, ...]] = {
 }
 
 
-#: A follow-up asking for another page of what an agent showed ("show page 2", "next page").
-#: Every paged view ends "Ask for page 2 for more" (`tools.views`), so this is the product's own
-#: protocol; the request names no domain, and the local supervisor, left to choose, retyped
-#: the previous page as "PAGE 2" (488 tokens, 111 s, invented; measured with `pilothouse eval`).
-_PAGE_REQUEST = re.compile(
-    r"(?<![\w-])(?:page\s*\d+|(?:the\s+)?(?:next|previous|another|last)\s+(?:page|\d+|one|ones"
-    r"|two|three|four|five|ten|twenty|few|batch)|(?:show|list|give\s+me)\s+more|the\s+rest)"
-    r"(?![\w-])", re.IGNORECASE)
-_PAGED_ANSWER = re.compile(r"\bPAGE \d+ of \d+\b")
 #: A follow-up about the items an agent just listed ("the oldest of those", "which of
 #: them ..."): measured, the local supervisor answered one itself, with an empty log tail.
 _ITEMS_SHOWN = re.compile(
@@ -155,11 +147,14 @@ class DomainRouter:
         self.patterns = {agent: _pattern(words) for agent, words in domains.items() if words}
 
     def agents_for(self, question: str) -> list[str]:
-        """The agents whose domain words occur in `question` (empty: none is named)."""
-        named = [agent for agent, pattern in self.patterns.items() if pattern.search(question)]
-        if not named and "devops" in self.patterns and FILE_PATH.search(question):
+        """The agents whose domain words occur in `question`, in the order the question
+        names them: a question of several parts is answered part by part as asked (empty:
+        none is named)."""
+        found = {agent: match.start() for agent, pattern in self.patterns.items()
+                 if (match := pattern.search(question)) is not None}
+        if not found and "devops" in self.patterns and FILE_PATH.search(question):
             return ["devops"]
-        return named
+        return sorted(found, key=found.__getitem__)
 
 
 class RoutingHintMiddleware(RequestRewriteMiddleware):
@@ -222,13 +217,13 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         question = question_text(request)
         if self._named(request):
             return None
-        paging = bool(_PAGE_REQUEST.search(question))
+        paging = asks_for_a_page(question)
         if not paging and not _ITEMS_SHOWN.search(question):
             return None
         earlier = request.messages[:max(turn_start(request.messages), 0)]
         answer = next((m for m in reversed(earlier) if isinstance(m, ToolMessage)
                        and (m.name or "").startswith("ask_")), None)
-        if answer is None or (paging and not _PAGED_ANSWER.search(shown_text(answer) or "")):
+        if answer is None or (paging and not PAGE_LINE.search(shown_text(answer) or "")):
             return None
         return (answer.name or "").removeprefix("ask_")
 

@@ -25,8 +25,28 @@ async def test_get_application_is_a_trimmed_summary(connect: Connect) -> None:
     assert payload["resources"]["total"] == 9 and payload["resources"]["needing_attention"] >= 2
     assert payload["conditions"] == 1 and payload["last_operation"]["phase"] == "Failed"
     assert "resource_list" not in payload and "condition_list" not in payload
-    # The full object is ~7-9 KB; the summary a fraction of it.
-    assert len(answer.text) < 1_500
+    # The full object is ~7-9 KB; the summary a fraction of it, with why it is unhealthy.
+    assert len(answer.text) < 2_000
+
+
+async def test_an_unhealthy_application_says_why_and_a_healthy_one_says_nothing_more(
+        connect: Connect) -> None:
+    healthy = next(FLEET.app(i) for i in range(len(FLEET)) if FLEET.app(i).health == "Healthy")
+    async with connect() as argocd:
+        broken = await argocd("get_application", name=DEGRADED.name)
+        fine = await argocd("get_application", name=healthy.name)
+        events = await argocd("get_application_events", name=DEGRADED.name, warnings_only=True)
+    why = broken.payload["why_not_healthy"]
+    # The resources that are not Healthy, with the message that says how...
+    assert why["unhealthy_resources"] and all(
+        r["health"] != "Healthy" and r["message"] for r in why["unhealthy_resources"])
+    # ...and the same warnings the events tool reports, newest first.
+    assert [(e["reason"], e["object"]) for e in why["warning_events"]] == [
+        (e["reason"], e["object"]) for e in events.payload["events"]][:5]
+    assert "why not healthy" in broken.text and why["warning_events"][0]["message"] in broken.text
+    assert "why_not_healthy" not in fine.payload
+    # A count of Kubernetes Secrets is shown as a count, not masked as a credential.
+    assert "Secret 1" in broken.text and "[REDACTED]" not in broken.text
 
 
 async def test_get_application_adds_details_on_request(connect: Connect) -> None:
@@ -67,8 +87,9 @@ async def test_unknown_app_gets_a_message_that_says_what_to_do(connect: Connect)
             assert answer.payload == {
                 "error": "Application 'payments-api-prodution' was not found, or this account "
                          "is not permitted to see it.",
-                "kind": "UserInputError",
-                "suggestion": "Check the exact name with search_argocd_resources or "
+                "kind": "NotFound",
+                "suggestion": "Did you mean 'payments-api-production'? If none is the one, "
+                              "check the exact name with search_argocd_resources or "
                               "list_applications."}
         with_project = await argocd("get_application", name="nope", project="payments")
         bad_name = await argocd("get_application", name="../../api/v1/clusters")

@@ -18,6 +18,7 @@ from pilothouse.errors import ApprovalRequired, UserInputError
 from pilothouse.tools.argocd.client import ArgoCDClient
 from pilothouse.tools.argocd.details import app_name
 from pilothouse.tools.argocd.diff import parse_state, resource_key
+from pilothouse.tools.argocd.errors import AppSubject
 from pilothouse.tools.argocd.follow import follow_health
 from pilothouse.tools.argocd.sync import EvidenceChanged, evidence_fingerprint
 
@@ -47,7 +48,7 @@ async def _live_matches(client: ArgoCDClient, name: str, kind: str, resource_nam
               **({"namespace": namespace} if namespace else {}),
               **({"project": project} if project else {})}
     doc = await client.get(f"/api/v1/applications/{name}/managed-resources", params,
-                           subject=f"Application '{name}'")
+                           subject=AppSubject(name))
     return [(item, live) for item in doc.get("items") or []
             if item.get("kind") == kind and item.get("name") == resource_name
             and (live := parse_state(item.get("liveState")))]

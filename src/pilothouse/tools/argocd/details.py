@@ -13,8 +13,9 @@ from collections import Counter, deque
 from itertools import islice
 from typing import Any
 
-from pilothouse.errors import UserInputError
+from pilothouse.errors import PilothouseError, UserInputError
 from pilothouse.tools.argocd.client import ArgoCDClient
+from pilothouse.tools.argocd.errors import AppSubject
 from pilothouse.tools.argocd.paging import counts
 
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
@@ -33,10 +34,6 @@ def app_name(name: str) -> str:
                              hint="Names are lower-case letters, digits, '-' and '.'; find the "
                                   "exact one with search_argocd_resources.")
     return cleaned
-
-
-def _subject(name: str) -> str:
-    return f"Application '{name}'"
 
 
 def _params(project: str | None) -> dict[str, str]:
@@ -79,7 +76,7 @@ async def get_application(client: ArgoCDClient, name: str, *, project: str | Non
     """A trimmed summary of one application; the bulky parts only on request."""
     name = app_name(name)
     doc = await client.get(f"/api/v1/applications/{name}", _params(project),
-                           subject=_subject(name))
+                           subject=AppSubject(name))
     meta, spec, status = doc.get("metadata", {}), doc.get("spec", {}), doc.get("status", {})
     source = spec.get("source") or (spec.get("sources") or [{}])[0]
     resources = status.get("resources") or []
@@ -104,6 +101,9 @@ async def get_application(client: ArgoCDClient, name: str, *, project: str | Non
         "conditions": len(status.get("conditions") or []),
         "images": (status.get("summary") or {}).get("images", [])[:10],
     }
+    health = answer["health"].get("status")
+    if health not in (None, "Healthy"):
+        answer["why_not_healthy"] = await _why_not_healthy(client, name, project, resources)
     annotations = _annotations(meta)
     if annotations:
         answer["annotations"] = annotations
@@ -135,6 +135,35 @@ async def get_application(client: ArgoCDClient, name: str, *, project: str | Non
     return answer
 
 
+#: How many unhealthy resources and warning events an unhealthy application's summary carries.
+MAX_REASONS = 5
+
+
+async def _why_not_healthy(client: ArgoCDClient, name: str, project: str | None,
+                           resources: list[dict[str, Any]]) -> dict[str, Any]:
+    """What makes an application unhealthy: its unhealthy resources and newest warnings.
+
+    An application's health is the worst of its resources', so "is it healthy?" and "why is
+    it broken?" have one answer: the resources that are not Healthy, with their messages, and
+    the warning events Kubernetes recorded for its objects. A summary that said "Degraded"
+    alone sent the model on to guess a cause, or to answer with the status and no reason.
+    """
+    unhealthy = [_resource_row(r) for r in resources
+                 if (r.get("health") or {}).get("status") not in (None, "Healthy")]
+    why: dict[str, Any] = {"unhealthy_resources": unhealthy[:MAX_REASONS]}
+    if len(unhealthy) > MAX_REASONS:
+        why["unhealthy_note"] = f"showing {MAX_REASONS} of {len(unhealthy)}"
+    try:
+        warnings = await events(client, name, project=project, limit=MAX_REASONS,
+                                warnings_only=True)
+    except PilothouseError as error:  # the summary stands without them
+        why["warning_events_error"] = error.message
+    else:
+        why["warning_events"] = [{k: v for k, v in row.items() if k != "type"}
+                                 for row in warnings["events"]]
+    return why
+
+
 async def resource_tree(client: ArgoCDClient, name: str, *, project: str | None = None,
                         max_unhealthy: int = 20) -> dict[str, Any]:
     """Counts of the live tree by kind and health, and the unhealthy nodes (capped)."""
@@ -163,7 +192,7 @@ async def resource_tree(client: ArgoCDClient, name: str, *, project: str | None 
                 unhealthy.append(row)
 
     await client.scan(f"/api/v1/applications/{name}/resource-tree", take, prefix="nodes.item",
-                      params=_params(project), subject=_subject(name))
+                      params=_params(project), subject=AppSubject(name))
     answer = {"application": name, "nodes": sum(by_kind.values()), "by_kind": counts(by_kind),
               "by_health": counts(by_health), "unhealthy_total": unhealthy_total,
               "unhealthy": unhealthy}
@@ -205,7 +234,7 @@ async def events(client: ArgoCDClient, name: str, *, project: str | None = None,
             heapq.heappushpop(newest, entry)
 
     await client.scan(f"/api/v1/applications/{name}/events", take, params=_params(project),
-                      subject=_subject(name))
+                      subject=AppSubject(name))
     return {"application": name, "total": sum(by_type.values()), "by_type": counts(by_type),
             "top_reasons": dict(by_reason.most_common(8)),
             "events": [row for _, _, row in sorted(newest, reverse=True)]}
@@ -239,7 +268,7 @@ async def logs(client: ArgoCDClient, name: str, *, tail_lines: int = 100,
         lines.append((pod, _trim(entry.get("content"), MAX_LINE_CHARS)))
 
     await client.scan_lines(f"/api/v1/applications/{name}/logs", take, params=params,
-                            subject=_subject(name))
+                            subject=AppSubject(name))
     several = len(pods) > 1
     answer: dict[str, Any] = {
         "application": name, "returned": len(lines), "pods": sorted(pods)[:20],

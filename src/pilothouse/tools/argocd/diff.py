@@ -20,6 +20,7 @@ import yaml
 from pilothouse.errors import UserInputError
 from pilothouse.tools.argocd.client import ArgoCDClient
 from pilothouse.tools.argocd.details import MAX_LISTED, app_name
+from pilothouse.tools.argocd.errors import AppSubject
 
 MAX_LINES_PER_RESOURCE = 40
 MAX_LINES_TOTAL = 200
@@ -132,7 +133,7 @@ async def live_states(client: ArgoCDClient, name: str,
                                      parse_state(item.get("targetState")))
 
     await client.scan(f"/api/v1/applications/{name}/managed-resources", take,
-                      params=_params(project), subject=f"Application '{name}'")
+                      params=_params(project), subject=AppSubject(name))
     return found
 
 

@@ -40,8 +40,25 @@ def error_message(body: bytes) -> str:
     return ""
 
 
+class AppSubject(str):
+    """What a request is about when that is one application: "Application 'name'"."""
+
+    app: str
+
+    def __new__(cls, app: str) -> AppSubject:
+        subject = super().__new__(cls, f"Application '{app}'")
+        subject.app = app
+        return subject
+
+
 class NotFound(UserInputError):
-    """Argo CD answered 404: the object does not exist (in the project asked for)."""
+    """The object does not exist (in the project asked for), or this account may not see it;
+    `application` names the application asked for, when it was one."""
+
+    def __init__(self, message: str, *, hint: str | None = None,
+                 application: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.application = application
 
 
 def http_error(status: int, body: bytes, *, subject: str | None,
@@ -51,18 +68,20 @@ def http_error(status: int, body: bytes, *, subject: str | None,
     if status == 401:
         return ConfigurationError(f"Argo CD rejected the credentials ({message}).",
                                   hint=CREDENTIALS_HINT)
+    application = subject.app if isinstance(subject, AppSubject) else None
     if status == 403 and subject:
         # Argo CD answers 403, not 404, for an app it will not confirm exists.
-        return UserInputError(
+        return NotFound(
             f"{subject} was not found, or this account is not permitted to see it.",
-            hint="Check the exact name with search_argocd_resources or list_applications.")
+            hint="Check the exact name with search_argocd_resources or list_applications.",
+            application=application)
     if status == 403:
         return ConfigurationError(f"Argo CD denied permission ({message}).",
                                   hint="The account's RBAC policy does not allow this; "
                                        "ask an Argo CD admin to grant it.")
     if status == 404:
         return NotFound(f"{subject or 'The resource'} was not found ({message}).",
-                        hint="Check the name and project.")
+                        hint="Check the name and project.", application=application)
     if status == 400 and "another operation is already in progress" in message:
         return UserInputError(f"Argo CD refused: {message}.",
                               hint="Wait for the running operation to finish; get_application "

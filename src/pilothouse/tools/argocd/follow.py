@@ -14,6 +14,7 @@ from typing import Any
 
 from pilothouse.errors import PilothouseError
 from pilothouse.tools.argocd.client import ArgoCDClient
+from pilothouse.tools.argocd.errors import AppSubject
 
 SETTLED = ("Healthy", "Degraded")
 MAX_FOLLOW_SECONDS = 300
@@ -32,7 +33,7 @@ async def follow_health(client: ArgoCDClient, name: str, *, project: str | None,
     while True:
         try:
             doc = await client.get(f"/api/v1/applications/{name}", params,
-                                   subject=f"Application '{name}'")
+                                   subject=AppSubject(name))
         except PilothouseError as error:  # the change was made; say what is unknown, not fail
             return {"health": health, "settled": False, "observed": seen[:10],
                     "note": f"Could not follow the health ({error.message}); check it with "

@@ -14,6 +14,7 @@ from typing import Any
 from pilothouse.errors import UpstreamError, UserInputError
 from pilothouse.tools.argocd.client import ArgoCDClient
 from pilothouse.tools.argocd.details import app_name
+from pilothouse.tools.argocd.errors import AppSubject
 from pilothouse.tools.argocd.paging import pagination
 
 MAX_HISTORY_PAGE = 50
@@ -43,7 +44,7 @@ def github_repo(url: str) -> str | None:
 
 async def load(client: ArgoCDClient, name: str, project: str | None) -> dict[str, Any]:
     return dict(await client.get(f"/api/v1/applications/{name}", _params(project),
-                                 subject=f"Application '{name}'"))
+                                 subject=AppSubject(name)))
 
 
 async def commit_of(client: ArgoCDClient, name: str, revision: str,

@@ -19,6 +19,7 @@ from pilothouse.tools.argocd import history
 from pilothouse.tools.argocd.client import ArgoCDClient
 from pilothouse.tools.argocd.details import app_name
 from pilothouse.tools.argocd.diff import DiffCollector, live_states, parse_state, resource_key
+from pilothouse.tools.argocd.errors import AppSubject
 from pilothouse.tools.argocd.follow import follow_health
 from pilothouse.tools.argocd.sync import EvidenceChanged, evidence_fingerprint
 
@@ -146,12 +147,12 @@ async def rollback_application(client: ArgoCDClient, name: str, *,
         await client.patch(f"/api/v1/applications/{name}", {
             "name": name, "patchType": "merge",
             "patch": '{"spec":{"syncPolicy":{"automated":null}}}'},
-            subject=f"Application '{name}'")
+            subject=AppSubject(name))
     body: dict[str, Any] = {"name": name, "id": target_id, "dryRun": False, "prune": prune}
     if project:
         body["project"] = project
     await client.post(f"/api/v1/applications/{name}/rollback", body,
-                      subject=f"Application '{name}'")
+                      subject=AppSubject(name))
     health = await follow_health(client, name, project=project, limit_seconds=follow_seconds)
     return {
         "application": name, "dry_run": False, "rolled_back_to": plan["target"],

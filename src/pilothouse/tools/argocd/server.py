@@ -29,6 +29,7 @@ from pilothouse.tools.argocd import (
     views,
 )
 from pilothouse.tools.argocd.client import ArgoCDClient
+from pilothouse.tools.argocd.near_names import SuggestingRunner
 from pilothouse.tools.argocd.output import fit
 from pilothouse.tools.http_api import server as tool_base
 from pilothouse.tools.http_api.server import Page, PageSize
@@ -95,7 +96,7 @@ def build_argocd_server(settings: Settings | None = None, *,
                         client_factory: ClientFactory | None = None) -> ToolServer:
     """The Argo CD MCP server for `settings` (default: the environment)."""
     settings = settings or Settings.from_env()
-    run = tool_base.ToolRunner(
+    run = SuggestingRunner(
         client_factory or instances.client_factory(settings),  # issue 18: named instances
         fit=fit, max_output_chars=settings.max_tool_output_size)
     limits = search.Limits(settings.max_search_results, settings.warn_search_results)

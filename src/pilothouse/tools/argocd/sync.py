@@ -19,6 +19,7 @@ from pilothouse.errors import ApprovalRequired
 from pilothouse.tools.argocd.client import ArgoCDClient
 from pilothouse.tools.argocd.details import MAX_LISTED, app_name
 from pilothouse.tools.argocd.diff import DiffCollector, live_states
+from pilothouse.tools.argocd.errors import AppSubject
 from pilothouse.tools.tool_server import RequestRejected
 
 
@@ -81,7 +82,7 @@ async def _dry_run(client: ArgoCDClient, name: str, prune: bool, revision: str |
     """The dry run's answer: what would change, the target revision and its fingerprint."""
     body = _body(name, True, prune, revision, project)
     doc = await client.post(f"/api/v1/applications/{name}/sync", body,
-                            subject=f"Application '{name}'")
+                            subject=AppSubject(name))
     changes = _would_change(doc, prune)
     target = _target_revision(body, doc)
     # What the person approves includes the lines that change: live -> desired, per resource.
@@ -125,7 +126,7 @@ async def sync_application(client: ArgoCDClient, name: str, *, dry_run: bool = T
                               details={"dry_run": now})
     body = _body(name, False, prune, revision, project)
     doc = await client.post(f"/api/v1/applications/{name}/sync", body,
-                            subject=f"Application '{name}'")
+                            subject=AppSubject(name))
     state = (doc.get("status") or {}).get("operationState") or {}
     return {
         "application": name, "dry_run": False, "accepted": True, "prune": prune,

@@ -16,6 +16,7 @@ from pilothouse.errors import UserInputError
 from pilothouse.tools.argocd import history
 from pilothouse.tools.argocd.client import ArgoCDClient
 from pilothouse.tools.argocd.details import _trim, app_name
+from pilothouse.tools.argocd.errors import AppSubject
 
 MAX_LINES = 50
 MAX_COMMITS = 10
@@ -62,7 +63,7 @@ async def application_changes(client: ArgoCDClient, name: str, *, limit: int = 2
 
     await client.scan(f"/api/v1/applications/{name}/events", take,
                       params={"project": project} if project else None,
-                      subject=f"Application '{name}'")
+                      subject=AppSubject(name))
     lines.sort(key=lambda item: str(item.get("at") or ""))
     kept = lines[-limit:]
     answer: dict[str, Any] = {
