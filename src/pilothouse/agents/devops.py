@@ -15,6 +15,7 @@ import secrets
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 
 from langchain_core.tools import BaseTool
 
@@ -25,6 +26,7 @@ from pilothouse.agents.tool_hints import tool_hints
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.context.intelligence import ExpansionMiddleware
+from pilothouse.runtime.held_contexts import entered_together
 from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
 from pilothouse.tools.mcp_connect import call_for_payload, open_mcp_tools, stdio_server
 from pilothouse.tools.shell.connection import shell_stdio_parameters
@@ -100,10 +102,16 @@ async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
                        ["--root", str(settings.workspace), "--home", str(settings.home),
                         "--no-warm-up", *cli_arguments(settings, "rag")])
     gate = shell_gate(settings.workspace, settings.shell_policy_file, secret)
-    async with open_mcp_tools("shell", shell) as shell_tools, \
-            open_mcp_tools("rag", rag) as rag_tools:
+    # Both tool servers start side by side: each is a process that takes most of a second.
+    async with entered_together({"shell": partial(open_mcp_tools, "shell", shell),
+                                 "rag": partial(open_mcp_tools, "rag", rag)}) as opened:
+        failed = [value for value in opened.values() if isinstance(value, Exception)]
+        if failed:
+            raise failed[0]
+        served = [t for value in opened.values() if not isinstance(value, Exception)
+                  for t in value]
         # The agent decides on approval; the policy dry run is for people, not the model.
-        tools = [t for t in [*shell_tools, *rag_tools] if t.name != "check_command"]
+        tools = [t for t in served if t.name != "check_command"]
         visible = [t for t in tools if t.name != "find_named_code"]
         # Every turn starts with a tool call (a retrieval, a command or a plan), as for the
         # data agents: an answer about this codebase must come from this codebase.

@@ -19,6 +19,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -27,7 +28,9 @@ from langchain_core.messages import HumanMessage
 
 from pilothouse.agents.example_bank import Example
 from pilothouse.context.rewrite import RequestRewriteMiddleware, add_turn_note, question_text
-from pilothouse.tools.rag.embeddings import MiniLMEmbeddings
+
+if TYPE_CHECKING:
+    from pilothouse.tools.rag.embeddings import MiniLMEmbeddings
 
 log = logging.getLogger("pilothouse.agents")
 
@@ -49,17 +52,44 @@ def intent_text(request: str) -> str:
 
 
 class MiniLMEmbedder:
-    """The project's offline embeddings as texts -> unit vectors, loaded on first use."""
+    """The project's offline embeddings as texts -> unit vectors, loaded on first use.
+
+    Vectors are kept per text: the example banks are embedded once per process, however many
+    agents select from them.
+    """
 
     def __init__(self) -> None:
         self._model: MiniLMEmbeddings | None = None
+        self._known: dict[str, npt.NDArray[np.float32]] = {}
         self._lock = threading.Lock()
 
     def __call__(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         with self._lock:
             if self._model is None:
+                # Imported here: it brings ChromaDB (a third of a second), which a command
+                # pays only when a question is embedded, not when the agents are built.
+                from pilothouse.tools.rag.embeddings import MiniLMEmbeddings
+
                 self._model = MiniLMEmbeddings()
-        return np.asarray(self._model(list(texts)), dtype=np.float32)
+            missing = list(dict.fromkeys(t for t in texts if t not in self._known))
+            if missing:
+                vectors = np.asarray(self._model(missing), dtype=np.float32)
+                self._known.update(zip(missing, vectors, strict=True))
+            return np.stack([self._known[t] for t in texts]) if texts else np.zeros(
+                (0, 0), dtype=np.float32)
+
+    def warm_in_background(self, texts: Sequence[str]) -> threading.Thread:
+        """Load the model and embed `texts` in a thread, while the caller waits on something
+        else (a tool server starting): a command's first question then finds them ready."""
+        thread = threading.Thread(target=self, args=(list(texts),), daemon=True,
+                                  name="pilothouse-embeddings-warm-up")
+        thread.start()
+        return thread
+
+
+def bank_intents(bank: Sequence[Example]) -> list[str]:
+    """What the selector embeds of each example of `bank`."""
+    return [intent_text(e.request) for e in bank]
 
 
 class ExampleSelector:
@@ -74,7 +104,7 @@ class ExampleSelector:
     def _bank_vectors(self) -> npt.NDArray[np.float32]:
         with self._lock:
             if self._vectors is None:
-                self._vectors = self._embed([intent_text(e.request) for e in self.examples])
+                self._vectors = self._embed(bank_intents(self.examples))
             return self._vectors
 
     def nearest(self, question: str, k: int = TOP_K) -> list[Example]:

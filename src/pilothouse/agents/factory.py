@@ -13,12 +13,17 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from functools import partial
 
 from langgraph.types import Checkpointer
 
-from pilothouse.a2a.remote import RemoteSubAgent
 from pilothouse.agents.example_bank import BANKS
-from pilothouse.agents.examples import ExampleSelector, FewShotMiddleware, MiniLMEmbedder
+from pilothouse.agents.examples import (
+    ExampleSelector,
+    FewShotMiddleware,
+    MiniLMEmbedder,
+    bank_intents,
+)
 from pilothouse.agents.paging import NextPageMiddleware
 from pilothouse.agents.registry import SPECIALISTS, Topology, startup_failure
 from pilothouse.agents.supervisor import SUPERVISOR, SUPERVISOR_DESCRIPTION, supervisor_toolkit
@@ -30,6 +35,7 @@ from pilothouse.observability.memory import MemoryBudget, MemoryMonitor
 from pilothouse.runtime.builder import build_layered_agent
 from pilothouse.runtime.checkpoint import open_checkpointer
 from pilothouse.runtime.handle import AgentHandle
+from pilothouse.runtime.held_contexts import entered_together
 from pilothouse.runtime.subagent import InProcessSubAgent, SubAgent
 
 log = logging.getLogger("pilothouse.agents")
@@ -66,6 +72,14 @@ class AgentFactory:
         self.monitor: MemoryMonitor | None = None
         #: One embedding model for every agent's few-shot examples, loaded on first use.
         self.embedder = MiniLMEmbedder()
+
+    def warm_examples(self) -> None:
+        """Embed every example bank in the background, if few-shot examples are on. A command
+        that answers one question calls this before its tool servers start: the wait for them
+        covers the embedding model's load (half a second of the first model call, measured)."""
+        if self.settings.layer_enabled("few_shot"):
+            self.embedder.warm_in_background(
+                [text for bank in BANKS.values() for text in bank_intents(bank)])
 
     def build(self, toolkit: Toolkit, description: str = "") -> AgentHandle:
         """The agent `toolkit` describes, with every layer `settings` enable."""
@@ -115,10 +129,20 @@ class AgentFactory:
         """
         local = local or {}
         topology = self.topology
+        # The specialists to start here, started together: each waits on its tool servers'
+        # processes, which start side by side on the machine's cores.
+        starting = {name: partial(self.open_specialist, name) for name in SPECIALISTS
+                    if name not in topology.urls and name not in local
+                    and name in topology.configured}
         async with AsyncExitStack() as stack:
+            started = await stack.enter_async_context(entered_together(starting))
             agents: list[SubAgent] = []
             for name, spec in SPECIALISTS.items():
                 if name in topology.urls:
+                    # Imported here: the A2A client costs half a second of every command
+                    # that has no remote agent.
+                    from pilothouse.a2a.remote import RemoteSubAgent
+
                     remote = RemoteSubAgent(name, topology.urls[name],
                                             description=spec.description,
                                             timeout_seconds=topology.timeout_seconds,
@@ -127,12 +151,12 @@ class AgentFactory:
                     agents.append(remote)
                     continue
                 handle = local.get(name)
-                if handle is None and name in topology.configured:
-                    try:
-                        handle = await stack.enter_async_context(self.open_specialist(name))
-                    except Exception as error:
-                        log.error("The %s agent could not start (%s); the supervisor goes on "
-                                  "without it.", name, startup_failure(error))
+                opened = started.get(name)
+                if isinstance(opened, Exception):
+                    log.error("The %s agent could not start (%s); the supervisor goes on "
+                              "without it.", name, startup_failure(opened))
+                elif opened is not None:
+                    handle = opened
                 if handle is not None:
                     agents.append(InProcessSubAgent(name, spec.description, handle.graph,
                                                     timeout_seconds=topology.timeout_seconds))

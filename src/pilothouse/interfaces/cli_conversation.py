@@ -98,9 +98,10 @@ async def open_cli_agent(settings: Settings, agent: str,
     check_choice(agent)  # before the model loads
     topology = Topology.from_settings(settings)
     topology = dataclasses.replace(topology, configured=topology.configured | {"devops"})
-    async with open_agent_factory(settings, topology=topology, progress=progress) as factory, \
-            factory.open_agent(agent) as handle:
-        yield handle
+    async with open_agent_factory(settings, topology=topology, progress=progress) as factory:
+        factory.warm_examples()
+        async with factory.open_agent(agent) as handle:
+            yield handle
 
 
 def terminal_printer(out: Console, err: Console) -> EventPrinter:
