@@ -62,6 +62,7 @@ class MiniLMEmbedder:
         self._model: MiniLMEmbeddings | None = None
         self._known: dict[str, npt.NDArray[np.float32]] = {}
         self._lock = threading.Lock()
+        self._warming: threading.Thread | None = None
 
     def __call__(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         with self._lock:
@@ -84,7 +85,15 @@ class MiniLMEmbedder:
         thread = threading.Thread(target=self, args=(list(texts),), daemon=True,
                                   name="pilothouse-embeddings-warm-up")
         thread.start()
+        self._warming = thread
         return thread
+
+    def finish_warming(self) -> None:
+        """Wait for a warm-up still running. A process must not exit under it: the runtime
+        aborts ("terminate called without an active exception", exit -6) when a thread is
+        stopped inside onnxruntime (measured: a command that failed before its first question)."""
+        if self._warming is not None:
+            self._warming.join()
 
 
 def bank_intents(bank: Sequence[Example]) -> list[str]:

@@ -10,11 +10,14 @@ checkpointer) and samples the memory budget while the factory is open.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
+from typing import Any
 
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from pilothouse.agents.example_bank import BANKS
@@ -35,7 +38,8 @@ from pilothouse.observability.memory import MemoryBudget, MemoryMonitor
 from pilothouse.runtime.builder import build_layered_agent
 from pilothouse.runtime.checkpoint import open_checkpointer
 from pilothouse.runtime.handle import AgentHandle
-from pilothouse.runtime.held_contexts import entered_together
+from pilothouse.runtime.held_contexts import Opening, held_open
+from pilothouse.runtime.starting_subagent import Started, StartingSubAgent
 from pilothouse.runtime.subagent import InProcessSubAgent, SubAgent
 
 log = logging.getLogger("pilothouse.agents")
@@ -129,13 +133,14 @@ class AgentFactory:
         """
         local = local or {}
         topology = self.topology
-        # The specialists to start here, started together: each waits on its tool servers'
-        # processes, which start side by side on the machine's cores.
+        # The specialists to start here start in the background, side by side: the
+        # supervisor's first model call needs only their names, and each call to one waits
+        # until it is ready (`StartingSubAgent`).
         starting = {name: partial(self.open_specialist, name) for name in SPECIALISTS
                     if name not in topology.urls and name not in local
                     and name in topology.configured}
         async with AsyncExitStack() as stack:
-            started = await stack.enter_async_context(entered_together(starting))
+            openings = await stack.enter_async_context(held_open(starting))
             agents: list[SubAgent] = []
             for name, spec in SPECIALISTS.items():
                 if name in topology.urls:
@@ -149,17 +154,13 @@ class AgentFactory:
                                             api_key=topology.keys.get(name))
                     stack.push_async_callback(remote.aclose)
                     agents.append(remote)
-                    continue
-                handle = local.get(name)
-                opened = started.get(name)
-                if isinstance(opened, Exception):
-                    log.error("The %s agent could not start (%s); the supervisor goes on "
-                              "without it.", name, startup_failure(opened))
-                elif opened is not None:
-                    handle = opened
-                if handle is not None:
+                elif (handle := local.get(name)) is not None:
                     agents.append(InProcessSubAgent(name, spec.description, handle.graph,
                                                     timeout_seconds=topology.timeout_seconds))
+                elif name in openings:
+                    agents.append(StartingSubAgent(
+                        name, spec.description, _started(name, openings[name]),
+                        timeout_seconds=topology.timeout_seconds))
             yield self.supervisor_over(agents)
 
     @asynccontextmanager
@@ -182,6 +183,26 @@ class AgentFactory:
                 yield specialist
 
 
+def _started(name: str, opening: Opening[AgentHandle]) -> Started:
+    """How a specialist starting in the background becomes its graph, or the reason it could
+    not start (logged once, when it is first needed)."""
+    logged = False
+
+    async def started() -> CompiledStateGraph[Any, Any, Any, Any] | str:
+        nonlocal logged
+        outcome = await opening.outcome()
+        if not isinstance(outcome, Exception):
+            return outcome.graph
+        reason = startup_failure(outcome)
+        if not logged:
+            logged = True
+            log.error("The %s agent could not start (%s); the supervisor goes on without it.",
+                      name, reason)
+        return reason
+
+    return started
+
+
 @asynccontextmanager
 async def open_agent_factory(
     settings: Settings,
@@ -202,8 +223,11 @@ async def open_agent_factory(
     async with open_checkpointer(settings) as checkpointer:
         factory = AgentFactory(settings, model, checkpointer, topology=topology)
         factory.monitor = MemoryMonitor(factory.memory, settings.memory_sample_seconds)
-        async with factory.monitor:
-            yield factory
+        try:
+            async with factory.monitor:
+                yield factory
+        finally:
+            await asyncio.to_thread(factory.embedder.finish_warming)
 
 
 @asynccontextmanager

@@ -6,7 +6,8 @@ key the agent's server gave the supervisor, sent as a bearer token); without it 
 in process when it is configured (Argo CD by ARGOCD_URL, GitHub by GITHUB_TOKEN or
 GITHUB_API_URL, DevOps by PILOTHOUSE_WORKSPACE: a server should not open a shell on whatever
 directory it started in).
-A specialist that fails to start is left out of the supervisor with the reason in the log.
+Specialists start in the background while the supervisor is ready; one that fails to start
+answers the supervisor's calls as unavailable, with the reason (also in the log).
 `AgentFactory` (factory.py) builds them.
 """
 

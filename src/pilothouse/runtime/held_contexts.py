@@ -13,34 +13,50 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import anyio
 
 T = TypeVar("T")
 
 
+class Opening(Generic[T]):
+    """A context being entered by a task of its own: its value once entered, or the exception
+    that kept it from opening."""
+
+    def __init__(self) -> None:
+        self._ready = anyio.Event()
+        self._outcome: T | Exception | None = None
+
+    def settle(self, outcome: T | Exception) -> None:
+        self._outcome = outcome
+        self._ready.set()
+
+    async def outcome(self) -> T | Exception:
+        """Its value, or why it did not open; waits until it has opened or failed."""
+        await self._ready.wait()
+        assert self._outcome is not None
+        return self._outcome
+
+
 @asynccontextmanager
-async def entered_together(
+async def held_open(
     openers: Mapping[str, Callable[[], AbstractAsyncContextManager[T]]],
-) -> AsyncIterator[dict[str, T | Exception]]:
-    """Each opener's context entered concurrently: name -> its value, or the exception that
-    kept it from opening (the others open regardless). All are left when this context ends.
-    """
-    results: dict[str, T | Exception] = {}
+) -> AsyncIterator[dict[str, Opening[T]]]:
+    """Start entering each opener's context at once, each in its own task; yields at once,
+    before any has opened. All are left when this context ends."""
+    openings: dict[str, Opening[T]] = {name: Opening() for name in openers}
     done = anyio.Event()
 
-    async def hold(name: str, opener: Callable[[], AbstractAsyncContextManager[T]],
-                   ready: anyio.Event) -> None:
+    async def hold(opener: Callable[[], AbstractAsyncContextManager[T]],
+                   opening: Opening[T]) -> None:
         try:
             context = opener()
             value = await context.__aenter__()
-        except Exception as error:  # reported to the caller, who decides what it means
-            results[name] = error
-            ready.set()
+        except Exception as error:  # reported to whoever awaits it, who decides what it means
+            opening.settle(error)
             return
-        results[name] = value
-        ready.set()
+        opening.settle(value)
         try:
             await done.wait()
         except BaseException as error:
@@ -51,16 +67,24 @@ async def entered_together(
 
     failed: Exception | None = None
     async with anyio.create_task_group() as group:
-        ready = {name: anyio.Event() for name in openers}
         for name, opener in openers.items():
-            group.start_soon(hold, name, opener, ready[name])
-        for event in ready.values():
-            await event.wait()
+            group.start_soon(hold, opener, openings[name])
         try:
-            yield {name: results[name] for name in openers}
+            yield openings
         except Exception as error:  # raised again below as itself, not in an ExceptionGroup
             failed = error
         finally:
             done.set()
     if failed is not None:
         raise failed
+
+
+@asynccontextmanager
+async def entered_together(
+    openers: Mapping[str, Callable[[], AbstractAsyncContextManager[T]]],
+) -> AsyncIterator[dict[str, T | Exception]]:
+    """Each opener's context entered concurrently: name -> its value, or the exception that
+    kept it from opening (the others open regardless). All are left when this context ends.
+    """
+    async with held_open(openers) as openings:
+        yield {name: await opening.outcome() for name, opening in openings.items()}
