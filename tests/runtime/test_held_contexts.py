@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 import anyio
 import pytest
 
-from pilothouse.runtime.held_contexts import entered_together
+from pilothouse.runtime.held_contexts import entered_together, held_open
 
 
 async def test_contexts_start_side_by_side_and_one_failure_leaves_the_others() -> None:
@@ -54,3 +54,20 @@ async def test_an_error_in_the_body_still_closes_every_context() -> None:
         async with entered_together({"x": lambda: opening("x"), "y": lambda: opening("y")}):
             raise ValueError("body failed")
     assert sorted(closed) == ["x", "y"]
+
+
+async def test_on_demand_a_context_opens_when_first_needed_and_never_if_not() -> None:
+    entered: list[str] = []
+
+    @asynccontextmanager
+    async def opening(name: str) -> AsyncIterator[str]:
+        entered.append(name)
+        yield name.upper()
+
+    async with held_open({"asked": lambda: opening("asked"),
+                          "never": lambda: opening("never")}, on_demand=True) as openings:
+        await anyio.sleep(0.05)
+        assert entered == []  # nothing starts before it is needed
+        assert await openings["asked"].outcome() == "ASKED"
+        assert entered == ["asked"]
+    assert entered == ["asked"]

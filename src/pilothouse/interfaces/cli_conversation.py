@@ -100,6 +100,7 @@ async def open_cli_agent(settings: Settings, agent: str,
     topology = dataclasses.replace(topology, configured=topology.configured | {"devops"})
     async with open_agent_factory(settings, topology=topology, progress=progress) as factory:
         factory.warm_examples()
+        factory.specialists_on_demand = True
         async with factory.open_agent(agent) as handle:
             yield handle
 

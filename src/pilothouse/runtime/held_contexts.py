@@ -24,9 +24,13 @@ class Opening(Generic[T]):
     """A context being entered by a task of its own: its value once entered, or the exception
     that kept it from opening."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, on_demand: bool = False) -> None:
         self._ready = anyio.Event()
         self._outcome: T | Exception | None = None
+        #: Set when someone awaits the outcome; an on-demand context is entered only then.
+        self.wanted = anyio.Event()
+        if not on_demand:
+            self.wanted.set()
 
     def settle(self, outcome: T | Exception) -> None:
         self._outcome = outcome
@@ -34,6 +38,7 @@ class Opening(Generic[T]):
 
     async def outcome(self) -> T | Exception:
         """Its value, or why it did not open; waits until it has opened or failed."""
+        self.wanted.set()
         await self._ready.wait()
         assert self._outcome is not None
         return self._outcome
@@ -41,15 +46,28 @@ class Opening(Generic[T]):
 
 @asynccontextmanager
 async def held_open(
-    openers: Mapping[str, Callable[[], AbstractAsyncContextManager[T]]],
+    openers: Mapping[str, Callable[[], AbstractAsyncContextManager[T]]], *,
+    on_demand: bool = False,
 ) -> AsyncIterator[dict[str, Opening[T]]]:
-    """Start entering each opener's context at once, each in its own task; yields at once,
-    before any has opened. All are left when this context ends."""
-    openings: dict[str, Opening[T]] = {name: Opening() for name in openers}
+    """Enter each opener's context in a task of its own: at once, or (`on_demand`) when its
+    outcome is first awaited. Yields at once, before any has opened; all are left when this
+    context ends."""
+    openings: dict[str, Opening[T]] = {name: Opening(on_demand=on_demand) for name in openers}
     done = anyio.Event()
 
     async def hold(opener: Callable[[], AbstractAsyncContextManager[T]],
                    opening: Opening[T]) -> None:
+        async with anyio.create_task_group() as waiting:  # wanted, or no longer needed
+            async def stop_when_done() -> None:
+                await done.wait()
+                waiting.cancel_scope.cancel()
+
+            waiting.start_soon(stop_when_done)
+            await opening.wanted.wait()
+            waiting.cancel_scope.cancel()
+        if done.is_set():  # closed before anyone needed it
+            opening.settle(RuntimeError("closed before it was needed"))
+            return
         try:
             context = opener()
             value = await context.__aenter__()
