@@ -133,7 +133,8 @@ class AgentFactory:
         """The supervisor over every specialist: remote where a URL is set, else in process.
 
         `local` are specialists already running here; a configured one that is not is opened
-        for the supervisor's own use, and one that fails to start is left out (logged).
+        for the supervisor's own use, and one that fails to start answers as unavailable, with
+        the reason (logged).
         """
         local = local or {}
         topology = self.topology
