@@ -20,5 +20,6 @@ quiet_pip install -q --ignore-requires-python -c constraints.txt "helm-sdkpy"
 echo "== ruff"; .venv/bin/ruff check src tests bench
 echo "== mypy"; .venv/bin/mypy
 echo "== import layers (pyproject.toml [tool.importlinter])"; .venv/bin/lint-imports
-# Two workers: each test module on one, the real-model tests in turn on one (tests/conftest.py).
-echo "== pytest"; .venv/bin/pytest -q --durations=30 -n 2 --dist loadgroup "$@"
+# Two workers, each test module whole on one (its module fixtures are built once: the recall
+# test's index of this repository was built twice when a module was split).
+echo "== pytest"; .venv/bin/pytest -q --durations=30 -n 2 --dist loadfile "$@"

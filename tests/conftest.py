@@ -81,22 +81,3 @@ def postgres() -> Iterator[PostgresCluster]:
             yield cluster
     except PostgresMissing as missing:
         pytest.fail(str(missing))
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Which xdist worker runs what: a test module's tests on one worker, and every module with
-    a test of the real local model on one worker, one after the other.
-
-    CI runs the suite on two workers (`scripts/test.sh`: `-n 2 --dist loadgroup`). A module
-    stays whole so its module-scoped fixtures are built once (split, the recall test indexed
-    this repository on both workers at once, into one store: 260 s twice). A model test keeps
-    both cores busy decoding; two at once only halve each other's speed and stretch their
-    turns towards the timeouts, while the rest of the suite fills the other worker.
-    """
-    def module(item: pytest.Item) -> str:
-        return item.nodeid.split("::", 1)[0]
-
-    with_model = {module(i) for i in items if i.get_closest_marker("local_model") is not None}
-    for item in items:
-        group = "local-model" if module(item) in with_model else module(item)
-        item.add_marker(pytest.mark.xdist_group(group))
