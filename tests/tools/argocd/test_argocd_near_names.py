@@ -11,7 +11,7 @@ from pilothouse.tools.argocd.near_names import closeness
 @pytest.mark.parametrize(("wanted", "name", "close"), [
     ("Checkout_API", "checkout-api", True),          # case and separators
     ("payments-api", "payments-api-production", True),  # a shortened name: whole parts
-    ("foglite", "foglight", True),                    # a typo
+    ("shopfrnt", "shopfront", True),                  # a typo
     ("api", "payments-api-production", True),         # one whole part
     ("pay", "payments-api-production", False),        # part of a word is no part
     ("ledger", "harbour", False),                     # nothing alike

@@ -1,6 +1,6 @@
 """An application that is not there: the names in the live inventory it most likely meant.
 
-People mistype names and shorten them ("foglite", "payments-api-prod"). A tool that only says
+People mistype names and shorten them ("shop-apo", "shop-api-bl"). A tool that only says
 "not found" leaves the model to guess a name, or to list the fleet page by page looking for one;
 the inventory itself knows the candidates. Each unknown name is compared with every
 application's name as the list streams past (names only, by `fields` projection), keeping the
