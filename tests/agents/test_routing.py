@@ -11,8 +11,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.agents.factory import AgentFactory
 from pilothouse.agents.question_parts import names_resource
-from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter, workspace_packages
+from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter
 from pilothouse.agents.toolkit import Toolkit
+from pilothouse.agents.workspace_names import workspace_packages
 from pilothouse.config import Settings
 from pilothouse.context.rewrite import TURN_NOTE
 from pilothouse.models.registry import ModelSetup

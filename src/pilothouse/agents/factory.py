@@ -27,6 +27,7 @@ from pilothouse.agents.examples import (
     MiniLMEmbedder,
     bank_intents,
 )
+from pilothouse.agents.inventory import inventory_of
 from pilothouse.agents.paging import NextPageMiddleware
 from pilothouse.agents.registry import SPECIALISTS, Topology, startup_failure
 from pilothouse.agents.supervisor import SUPERVISOR, SUPERVISOR_DESCRIPTION, supervisor_toolkit
@@ -116,7 +117,9 @@ class AgentFactory:
                                      answer_budget_tokens=self.topology.answer_tokens,
                                      subagent_timeout_seconds=self.topology.timeout_seconds,
                                      workspace=self.settings.workspace,
-                                     unconfigured=unconfigured)
+                                     unconfigured=unconfigured,
+                                     inventory=inventory_of(self.settings,
+                                                            [a.name for a in agents]))
         return self.build(toolkit, SUPERVISOR_DESCRIPTION)
 
     @asynccontextmanager

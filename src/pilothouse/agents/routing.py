@@ -12,16 +12,17 @@ such as an application, must still ask one).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from pilothouse.agents.direct_answer import DIRECT
+from pilothouse.agents.inventory import Inventory
 from pilothouse.agents.paging import PAGE_LINE, asks_for_a_page
 from pilothouse.agents.passthrough import awaits_approval
 from pilothouse.agents.question_parts import names_resource, points_elsewhere, split_by_agent
+from pilothouse.agents.request_frame import FrameBuilder, RequestFrame
 from pilothouse.agents.shell_intent import FILE_PATH
 from pilothouse.context.rewrite import (
     TURN_NOTE,
@@ -58,47 +59,6 @@ _ITEMS_SHOWN = re.compile(
     r"(?<![\w-])(?:(?:of|from|among|in)\s+(?:those|these|them|that\s+list)|"
     r"(?:the\s+)?(?:newest|latest|oldest|first|second|third|last|top)\s+(?:one|of\s+(?:those|"
     r"these|them)))(?![\w-])", re.IGNORECASE)
-
-#: Package names too common to say a question is about this codebase.
-_GENERIC_PACKAGES = frozenset({
-    "src", "lib", "libs", "pkg", "api", "core", "utils", "util", "common", "shared", "main",
-    "test", "tests", "testing", "docs", "scripts", "tools", "internal", "cmd", "config"})
-_SKIPPED_DIRS = frozenset({"node_modules", "venv", "site-packages", "__pycache__", "build",
-                           "dist", "vendor", "third_party"})
-#: How far and how much of the workspace is looked at (its root may be any directory).
-_PACKAGE_DEPTH, _MAX_DIRS = 3, 2_000
-
-
-def workspace_packages(root: Path, taken: Collection[str] = ()) -> tuple[str, ...]:
-    """The workspace's top-level Python packages: the DevOps agent's own vocabulary.
-
-    A question naming one ("how does <package> check its input?") is about this
-    codebase even without a word like "code" (measured: the supervisor answered such a
-    question itself, from nothing). Generic names and words of other domains (`taken`) are
-    left out; the walk is bounded, so a workspace at a home directory costs milliseconds.
-    """
-    names: set[str] = set()
-    queue, seen = [(root, 0)], 0
-    while queue and seen < _MAX_DIRS:
-        folder, depth = queue.pop(0)
-        seen += 1
-        try:
-            children = sorted(p for p in folder.iterdir() if p.is_dir())
-        except OSError:
-            continue
-        for child in children:
-            name = child.name
-            if name.startswith(".") or name in _SKIPPED_DIRS or name.endswith(".egg-info"):
-                continue
-            if ((child / "__init__.py").is_file() and name.isidentifier()
-                    and not (folder / "__init__.py").is_file()):  # top-level packages only
-                names.add(name.lower())
-            if depth + 1 < _PACKAGE_DEPTH:
-                queue.append((child, depth + 1))
-    taken = {w.lower() for w in taken}
-    return tuple(sorted(n for n in names if n not in _GENERIC_PACKAGES and n not in taken
-                        and len(n) > 2))
-
 
 #: Domain words that name the domain only in one use. "run" is a command's verb ("run the
 #: tests", "run `ls`"), not what an app or a cluster does: a question of how many apps a
@@ -138,23 +98,35 @@ def with_answers_so_far(question: str, messages: Sequence[BaseMessage]) -> str:
 
 
 class DomainRouter:
-    """Which agents a question names, by the words of each agent's domain; a question naming
-    no domain but a file by its path ("deploy/k8s/deployment.yaml") names the DevOps agent,
-    which reads files (measured: "show me <that file>: which image does it run?" went to
-    Argo CD, which took "deploy/k8s" for an application)."""
+    """Which agents a text names by the words of each agent's domain; a text naming no domain
+    but a file by its path ("deploy/k8s/deployment.yaml") names the DevOps agent, which reads
+    files (measured: "show me <that file>: which image does it run?" went to Argo CD, which
+    took "deploy/k8s" for an application)."""
 
     def __init__(self, domains: Mapping[str, Sequence[str]]) -> None:
         self.patterns = {agent: _pattern(words) for agent, words in domains.items() if words}
+
+    def words_at(self, text: str) -> dict[str, int]:
+        """Each agent whose domain words occur in `text`, with where they first occur."""
+        found = {agent: match.start() for agent, pattern in self.patterns.items()
+                 if (match := pattern.search(text)) is not None}
+        if not found and "devops" in self.patterns and (path := FILE_PATH.search(text)):
+            return {"devops": path.start()}
+        return found
 
     def agents_for(self, question: str) -> list[str]:
         """The agents whose domain words occur in `question`, in the order the question
         names them: a question of several parts is answered part by part as asked (empty:
         none is named)."""
-        found = {agent: match.start() for agent, pattern in self.patterns.items()
-                 if (match := pattern.search(question)) is not None}
-        if not found and "devops" in self.patterns and FILE_PATH.search(question):
-            return ["devops"]
+        found = self.words_at(question)
         return sorted(found, key=found.__getitem__)
+
+
+def _turn_key(request: ModelRequest) -> str:
+    """Which turn `request` belongs to: its question message (id and text)."""
+    index = turn_start(request.messages)
+    message = request.messages[index] if index >= 0 else None
+    return f"{getattr(message, 'id', None)}:{question_text(request)}"
 
 
 class RoutingHintMiddleware(RequestRewriteMiddleware):
@@ -177,13 +149,27 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
     Later turns keep the model's wording, which can name what "it" refers to.
     """
 
-    def __init__(self, router: DomainRouter) -> None:
+    def __init__(self, router: DomainRouter, inventory: Inventory | None = None) -> None:
         super().__init__()
         self.router = router
+        self.frames = FrameBuilder(router.words_at, inventory)
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        # The turn's names are resolved once, before its first call needs them (the sync
+        # path, which no door uses, routes by the words alone).
+        if turn_start(request.messages) >= 0:
+            await self.frames.build(_turn_key(request), question_text(request))
+        return await super().awrap_model_call(request, handler)
+
+    def frame(self, request: ModelRequest) -> RequestFrame:
+        """The turn's request frame."""
+        return self.frames.get(_turn_key(request), question_text(request))
 
     def _named(self, request: ModelRequest) -> list[str]:
-        """The agents the turn's question names, in the person's words."""
-        return self.router.agents_for(question_text(request))
+        """The agents the turn's question names: by the resources it names and its words."""
+        return self.frame(request).agents
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
         messages = request.messages
@@ -195,7 +181,8 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         pending = [t for t in request.tools if getattr(t, "name", None) in named - asked]
         if pending:
             return request.override(tools=pending, tool_choice="required")
-        if not named and not asked and names_resource(question_text(request)):
+        if not named and not asked and (names_resource(question_text(request))
+                                        or self.frame(request).mentions):
             # A named resource is looked up by some agent, never answered from memory.
             # Measured: the local supervisor answered a request for an app's logs itself
             # ("can be found in the Argo CD logs") and one for its unhealthy resources with
@@ -243,9 +230,10 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         offered = {getattr(t, "name", None) for t in request.tools}
         asked = [call["name"] for m in turn_messages(messages) if isinstance(m, AIMessage)
                  for call in m.tool_calls]
-        question, named = question_text(request), self._named(request)
+        frame = self.frame(request)
+        question, named = question_text(request), frame.agents
         if _first_question(messages) and len(named) > 1:
-            parts = split_by_agent(question, named, self.router.agents_for)
+            parts = split_by_agent(question, named, frame.agents_for)
             agent = next((a for a in named if f"ask_{a}" not in asked), None)
             part = parts[agent] if agent else question
             # A clause of the question that says "its" needs what the clauses before it
@@ -260,5 +248,7 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
                 else self._follow_up_agent(request)
         if agent is None or f"ask_{agent}" not in offered:
             return None
+        if note := frame.resolution_note(agent, question):
+            question += TURN_NOTE + note
         return calling(f"ask_{agent}", {"question": question})
 

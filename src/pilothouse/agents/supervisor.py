@@ -25,15 +25,16 @@ from pilothouse.agents.direct_answer import (
     Unconfigured,
     domain_of,
 )
+from pilothouse.agents.inventory import Inventory
 from pilothouse.agents.passthrough import ANOTHER_APPROVAL, AskResult, SingleAnswerMiddleware
 from pilothouse.agents.recall import RecallMiddleware
 from pilothouse.agents.routing import (
     DOMAIN_WORDS,
     DomainRouter,
     RoutingHintMiddleware,
-    workspace_packages,
 )
 from pilothouse.agents.toolkit import Toolkit
+from pilothouse.agents.workspace_names import workspace_packages
 from pilothouse.models.registry import ModelSetup
 from pilothouse.models.tokens import TokenCounter
 from pilothouse.runtime.answer_budget import fit_shown, fit_to_budget
@@ -175,13 +176,15 @@ def supervisor_toolkit(
     subagent_timeout_seconds: float = 180.0,
     workspace: Path | None = None,
     unconfigured: Unconfigured | None = None,
+    inventory: Inventory | None = None,
 ) -> Toolkit:
     """The supervisor's equipment over `agents`: one `ask_<agent>` tool each, routing, and
     the direct answer (`direct_answer`) for what no agent here covers.
 
     The answer budget defaults to a tenth of the window per agent: three agents answering at
     once still leave most of the window for the conversation. The `workspace`'s top-level
-    packages are DevOps domain words. `unconfigured` are the specialists not configured here,
+    packages are DevOps domain words, and the names a question mentions are resolved against
+    `inventory` (`agents.request_frame`). `unconfigured` are the specialists not configured here,
     each with its description and the setting that adds it.
     """
     budget = answer_budget_tokens or max(256, model.window.tokens // 10)
@@ -202,8 +205,8 @@ def supervisor_toolkit(
         taken = [w for words in domains.values() for w in words]
         domains["devops"] = (*domains["devops"], *workspace_packages(workspace, taken))
     router = DomainRouter(domains)
-    routing = [RoutingHintMiddleware(router), SingleAnswerMiddleware(), RecallMiddleware()] \
-        if tools else []
+    routing = [RoutingHintMiddleware(router, inventory), SingleAnswerMiddleware(),
+               RecallMiddleware()] if tools else []
     return Toolkit(
         name=SUPERVISOR, prompt=supervisor_prompt(agents, unconfigured), tools=list(tools),
         extra_middleware=[*routing, DirectAnswerMiddleware(unconfigured)],

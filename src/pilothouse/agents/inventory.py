@@ -1,0 +1,192 @@
+"""The names a question mentions, resolved against the live inventories of each agent's domain.
+
+A person names what they ask about the way their fleet names it: "is foglight healthy?",
+"what changed in shipyard?", "where is RETRY_LIMIT used?". No list of words can know those
+names; the inventories do. Each word of the question that could be a name is looked up where
+names live: Argo CD's applications and ApplicationSets, the GitHub repositories the token can
+see, the workspace's files and identifiers. A word found there is a `Mention` of that agent's
+resource, whatever the world calls its things, and routing asks that agent.
+
+Exact and normalized matches only (case, and `_`/`.`/space against `-`): a close spelling is
+not a mention, so nothing is routed on a guess; the agent's own tools answer an unknown name
+with the closest ones ("did you mean"). Names every Argo CD install has (the `default`
+project, the `in-cluster` cluster) and projects and clusters in general are left out: they are
+named beside the word for them ("the payments project"), which routing already reads, while a
+bare team word ("payments") is too often also an ordinary word of the question. Each lookup is
+bounded (streamed names, a few pages of repositories, a bounded walk of the workspace) and one
+that fails is skipped: resolving names improves routing, it never stops a question.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pilothouse.config import Settings
+from pilothouse.errors import PilothouseError
+
+log = logging.getLogger("pilothouse.agents.inventory")
+
+#: A word that could be a name: letters, digits and the characters names join parts with.
+_CANDIDATE = re.compile(r"(?<![\w./-])[A-Za-z0-9][\w./-]*[A-Za-z0-9_]|(?<![\w./-])[A-Za-z0-9]\b")
+_SEPARATORS = re.compile(r"[\s_.]+")
+#: Shortest word looked up: two letters are an abbreviation more often than a name.
+_MIN_LENGTH = 3
+#: How long the lookups of one question may take, together, before routing goes on without.
+LOOKUP_SECONDS = 5.0
+
+
+def normal(name: str) -> str:
+    """`name` as names are compared: lower case, separators as hyphens."""
+    return _SEPARATORS.sub("-", name.strip().lower())
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A word of the question that could name something, and where it starts."""
+
+    text: str
+    start: int
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A word of the question that names a resource of `agent`'s domain."""
+
+    text: str
+    start: int
+    agent: str
+    kind: str
+    #: The inventory's own name for it (`owner/name` for a repository named without owner).
+    name: str
+
+    def describe(self) -> str:
+        """The resolution in words, for the agent asked: "'x' is a GitHub repository (o/x)"."""
+        same = self.name == self.text
+        return f"'{self.text}' is {self.kind}" + ("" if same else f" ({self.name})")
+
+
+def candidates(question: str) -> list[Candidate]:
+    """The words of `question` that could be names (of `_MIN_LENGTH` characters or more)."""
+    return [Candidate(m.group(0), m.start()) for m in _CANDIDATE.finditer(question)
+            if len(m.group(0)) >= _MIN_LENGTH]
+
+
+class InventorySource(Protocol):
+    """One domain's names: which of the candidates it holds."""
+
+    agent: str
+
+    async def resolve(self, words: Sequence[Candidate]) -> list[Mention]: ...
+
+
+class Inventory:
+    """Every configured domain's inventory, asked together, each within `LOOKUP_SECONDS`."""
+
+    def __init__(self, sources: Iterable[InventorySource], *,
+                 timeout_seconds: float = LOOKUP_SECONDS) -> None:
+        self.sources = list(sources)
+        self.timeout_seconds = timeout_seconds
+
+    async def mentions(self, question: str) -> list[Mention]:
+        """The resources `question` names, in the order it names them."""
+        words = candidates(question)
+        if not words or not self.sources:
+            return []
+        found = await asyncio.gather(*(self._resolve(s, words) for s in self.sources))
+        return sorted((m for batch in found for m in batch), key=lambda m: m.start)
+
+    async def _resolve(self, source: InventorySource, words: list[Candidate]) -> list[Mention]:
+        try:
+            return await asyncio.wait_for(source.resolve(words), self.timeout_seconds)
+        except (PilothouseError, OSError, TimeoutError) as exc:
+            # A dead server or a slow one: the question is routed by its words alone.
+            log.debug("The %s inventory was not read (%s).", source.agent, exc)
+            return []
+
+
+def by_name(words: Sequence[Candidate]) -> dict[str, list[Candidate]]:
+    """The candidates by normalized name (one name may be written twice)."""
+    table: dict[str, list[Candidate]] = {}
+    for word in words:
+        table.setdefault(normal(word.text), []).append(word)
+    return table
+
+
+class ArgoCDNames:
+    """Argo CD's applications and ApplicationSets, streamed by name (bounded memory)."""
+
+    agent = "argocd"
+    _KINDS = (("/api/v1/applications", "an Argo CD application"),
+              ("/api/v1/applicationsets", "an Argo CD ApplicationSet"))
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    async def resolve(self, words: Sequence[Candidate]) -> list[Mention]:
+        from pilothouse.tools.argocd.client import ArgoCDClient
+
+        table = by_name(words)
+        found: list[Mention] = []
+        async with ArgoCDClient.from_settings(self.settings, retries=0) as client:
+            for path, kind in self._KINDS:
+                def take(item: dict[str, Any], kind: str = kind) -> None:
+                    name = (item.get("metadata") or {}).get("name")
+                    if isinstance(name, str):
+                        found.extend(Mention(w.text, w.start, self.agent, kind, name)
+                                     for w in table.get(normal(name), ()))
+
+                await client.scan(path, take, params={"fields": "items.metadata.name"})
+        return found
+
+
+class GitHubRepositories:
+    """The GitHub repositories the token can see: `owner/name`, or a name one owner has."""
+
+    agent = "github"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    async def resolve(self, words: Sequence[Candidate]) -> list[Mention]:
+        from pilothouse.tools.github.client import GitHubClient
+
+        settings = self.settings
+        async with GitHubClient(settings.github_api_url, settings.github_token,
+                                timeout=settings.github_timeout_seconds, retries=0,
+                                max_rate_limit_wait=0) as client:
+            visible = await client.visible_repositories()
+        full = {name.lower(): name for name in visible}
+        owners: dict[str, list[str]] = {}
+        for name in visible:
+            owners.setdefault(name.partition("/")[2].lower(), []).append(name)
+        found = []
+        for word in words:
+            key = word.text.lower()
+            if key in full:
+                found.append(Mention(word.text, word.start, self.agent, "a GitHub repository",
+                                     full[key]))
+            elif len(owners.get(key, ())) == 1:  # the one obvious owner
+                found.append(Mention(word.text, word.start, self.agent, "a GitHub repository",
+                                     owners[key][0]))
+        return found
+
+
+def inventory_of(settings: Settings, agents: Collection[str]) -> Inventory:
+    """The inventories of the `agents` configured in this process: Argo CD's when ARGOCD_URL
+    is set, GitHub's when a token is, the workspace's for the DevOps agent. An agent served
+    remotely (A2A) with credentials this process does not hold has none here."""
+    from pilothouse.agents.workspace_names import WorkspaceNames
+
+    sources: list[InventorySource] = []
+    if "argocd" in agents and settings.argocd_url:
+        sources.append(ArgoCDNames(settings))
+    if "github" in agents and settings.github_token:
+        sources.append(GitHubRepositories(settings))
+    if "devops" in agents:
+        sources.append(WorkspaceNames(settings.workspace, max_files=settings.index_max_files))
+    return Inventory(sources)

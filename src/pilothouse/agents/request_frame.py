@@ -1,0 +1,114 @@
+"""The request frame: what one turn's question asks of whom, built once per turn.
+
+Routing reads the frame, never the person's text again: which agents the question names, in
+the order it names them; each clause's agents; and the names it mentions, resolved against
+the live inventories (`agents.inventory`). Two kinds of evidence say which agent a clause is
+for:
+
+- the resources it names: a name an agent's inventory holds is that agent's (an application
+  named bare reaches Argo CD, a repository named bare reaches GitHub, a file or identifier of
+  the workspace reaches DevOps), whatever the world calls its things;
+- the words of each domain (`routing.DOMAIN_WORDS`): the kinds of things and actions.
+
+Where they agree they decide alone: a clause that names a resource and uses its agent's words
+is that agent's, and a word another domain also uses ("files" of a pull request, a workflow
+"run"), or a name it also has (a repository named after its application), does not pull a
+second agent in. Where nothing agrees, every agent either names is asked. The resolved names travel with
+the question to the agent asked (`resolution_note`), so an owner nobody typed comes from the
+inventory, not from a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from pilothouse.agents.inventory import Inventory, Mention
+
+#: Where in a text each agent's domain words first occur.
+WordsAt = Callable[[str], dict[str, int]]
+#: How many turns' frames a long-running server keeps (a turn's model calls reuse its frame).
+_KEPT_FRAMES = 256
+
+
+def _mentioned_in(text: str, mention: Mention) -> int:
+    """Where `mention` occurs in `text` as a whole word (-1: not there)."""
+    match = re.search(rf"(?<![\w./-]){re.escape(mention.text)}(?![\w/-])", text)
+    return match.start() if match else -1
+
+
+@dataclass(frozen=True)
+class RequestFrame:
+    """One turn's question, its resolved mentions, and the agents its words name."""
+
+    question: str
+    mentions: tuple[Mention, ...] = ()
+    words_at: WordsAt = field(default=lambda text: {}, repr=False)
+
+    def agents_for(self, text: str) -> list[str]:
+        """The agents a part of the question (`text`) is for, in the order it names them."""
+        worded = self.words_at(text)
+        named: dict[str, int] = {}
+        for mention in self.mentions:
+            at = _mentioned_in(text, mention)
+            if at >= 0:
+                named.setdefault(mention.agent, at)
+        confirmed = {agent for agent in named if agent in worded}
+        if confirmed:
+            # A clause that names an agent's resource in that agent's words is its: a word
+            # ("files", "run") or a name (a repository named after an app) another domain
+            # shares does not pull a second agent in.
+            worded = {agent: at for agent, at in worded.items() if agent in confirmed}
+            named = {agent: at for agent, at in named.items() if agent in confirmed}
+        order = dict(worded)
+        for agent, at in named.items():
+            order[agent] = min(at, order.get(agent, at))
+        return sorted(order, key=order.__getitem__)
+
+    @property
+    def agents(self) -> list[str]:
+        """The agents the whole question names, in the order asked (clause by clause)."""
+        from pilothouse.agents.question_parts import clauses
+
+        found: list[str] = []
+        for clause in clauses(self.question) or [self.question]:
+            found += [a for a in self.agents_for(clause) if a not in found]
+        return found
+
+    def resolution_note(self, agent: str, part: str) -> str:
+        """What the names `part` mentions are, for `agent` ("" when it mentions none of its)."""
+        mine = [m for m in self.mentions if m.agent == agent and _mentioned_in(part, m) >= 0]
+        unique = list(dict.fromkeys(m.describe() for m in mine))
+        return ("Names resolved against the live inventory: " + "; ".join(unique) + ".") \
+            if unique else ""
+
+
+class FrameBuilder:
+    """Builds each turn's frame once (a turn's later model calls find it), bounded."""
+
+    def __init__(self, words_at: WordsAt, inventory: Inventory | None = None) -> None:
+        self.words_at = words_at
+        self.inventory = inventory
+        self._frames: OrderedDict[str, RequestFrame] = OrderedDict()
+
+    def words_only(self, question: str) -> RequestFrame:
+        return RequestFrame(question, (), self.words_at)
+
+    async def build(self, key: str, question: str) -> RequestFrame:
+        """The frame of the turn `key` (its question message), resolved once."""
+        if (kept := self._frames.get(key)) is not None:
+            return kept
+        mentions: Sequence[Mention] = ()
+        if self.inventory is not None:
+            mentions = await self.inventory.mentions(question)
+        frame = RequestFrame(question, tuple(mentions), self.words_at)
+        self._frames[key] = frame
+        while len(self._frames) > _KEPT_FRAMES:
+            self._frames.popitem(last=False)
+        return frame
+
+    def get(self, key: str, question: str) -> RequestFrame:
+        """The turn's frame if it was built, else one from the words alone."""
+        return self._frames.get(key) or self.words_only(question)

@@ -1,0 +1,135 @@
+"""The workspace's names: its files, the identifiers its code defines, its top-level packages.
+
+The DevOps agent's domain is the workspace, and the workspace says what its names are. A
+question that names one of its files ("deploy/k8s/deployment.yaml", "CHANGELOG.md"), an
+identifier its code uses ("RETRY_LIMIT", "parse_headers", "ConnectionPool") or one of its
+packages is about this codebase, whatever the words around it (measured: such questions were
+answered by the supervisor from nothing, or sent to the agent whose words they shared).
+
+Only words shaped like a path or an identifier are looked for (a `/`, a file extension, an
+`_`, a capital inside a word): an ordinary word ("retry", "auth") occurs in any codebase and
+says nothing. The walk is bounded by PILOTHOUSE_INDEX_MAX_FILES and by the bytes read, and skips
+what is not the workspace's own (dependencies, build output, hidden directories), so a
+workspace at a home directory costs a bounded fraction of a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import Collection, Iterator, Sequence
+from pathlib import Path
+
+from pilothouse.agents.inventory import Candidate, Mention
+
+#: Directories that are not the workspace's own code.
+SKIPPED_DIRS = frozenset({"node_modules", "venv", ".venv", "site-packages", "__pycache__",
+                          "build", "dist", "vendor", "third_party", ".git"})
+#: Package names too common to say a question is about this codebase.
+_GENERIC_PACKAGES = frozenset({
+    "src", "lib", "libs", "pkg", "api", "core", "utils", "util", "common", "shared", "main",
+    "test", "tests", "testing", "docs", "scripts", "tools", "internal", "cmd", "config"})
+#: How far and how much of the workspace the package walk looks at.
+_PACKAGE_DEPTH, _MAX_DIRS = 3, 2_000
+#: A word shaped like a path (a slash, or a name with an extension).
+_PATH_SHAPE = re.compile(r".+/.+|[\w-]+\.[A-Za-z][\w]{0,5}")
+#: A word shaped like an identifier: snake_case, SCREAMING_CASE, camelCase or CamelCase.
+_IDENTIFIER_SHAPE = re.compile(r"[A-Za-z]\w*_\w*[A-Za-z0-9]|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*")
+#: Files whose text is searched for identifiers, and how much of it.
+_MAX_FILE_BYTES, _MAX_TOTAL_BYTES = 512 * 1024, 64 * 1024 * 1024
+
+
+def workspace_packages(root: Path, taken: Collection[str] = ()) -> tuple[str, ...]:
+    """The workspace's top-level Python packages: the DevOps agent's own vocabulary.
+
+    A question naming one ("how does <package> check its input?") is about this codebase even
+    without a word like "code". Generic names and words of other domains (`taken`) are left
+    out; the walk is bounded, so a workspace at a home directory costs milliseconds.
+    """
+    names: set[str] = set()
+    queue, seen = [(root, 0)], 0
+    while queue and seen < _MAX_DIRS:
+        folder, depth = queue.pop(0)
+        seen += 1
+        try:
+            children = sorted(p for p in folder.iterdir() if p.is_dir())
+        except OSError:
+            continue
+        for child in children:
+            name = child.name
+            if name.startswith(".") or name in SKIPPED_DIRS or name.endswith(".egg-info"):
+                continue
+            if ((child / "__init__.py").is_file() and name.isidentifier()
+                    and not (folder / "__init__.py").is_file()):  # top-level packages only
+                names.add(name.lower())
+            if depth + 1 < _PACKAGE_DEPTH:
+                queue.append((child, depth + 1))
+    taken = {w.lower() for w in taken}
+    return tuple(sorted(n for n in names if n not in _GENERIC_PACKAGES and n not in taken
+                        and len(n) > 2))
+
+
+def workspace_files(root: Path, max_files: int) -> Iterator[Path]:
+    """The workspace's own files (relative), at most `max_files`, in a stable order."""
+    count = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS
+                         and not d.endswith(".egg-info"))
+        for name in sorted(files):
+            if count >= max_files:
+                return
+            count += 1
+            yield Path(folder, name).relative_to(root)
+
+
+class WorkspaceNames:
+    """The files and identifiers of the workspace a question names."""
+
+    agent = "devops"
+
+    def __init__(self, root: Path, *, max_files: int = 5_000) -> None:
+        self.root = root
+        self.max_files = max_files
+
+    async def resolve(self, words: Sequence[Candidate]) -> list[Mention]:
+        paths = [w for w in words if _PATH_SHAPE.fullmatch(w.text)]
+        identifiers = [w for w in words if _IDENTIFIER_SHAPE.fullmatch(w.text)
+                       and w not in paths]
+        if not paths and not identifiers:
+            return []
+        return await asyncio.to_thread(self._look, paths, identifiers)
+
+    def _look(self, paths: list[Candidate], identifiers: list[Candidate]) -> list[Mention]:
+        found: list[Mention] = []
+        wanted = {w.text: w for w in identifiers}
+        read = 0
+        for relative in workspace_files(self.root, self.max_files):
+            text = relative.as_posix()
+            for word in paths:
+                if text == word.text.strip("/") or text.endswith("/" + word.text.strip("/")) \
+                        or relative.name == word.text:
+                    found.append(Mention(word.text, word.start, self.agent,
+                                         "a file of the workspace", text))
+            paths = [w for w in paths if w.text not in {m.text for m in found}]
+            if wanted and read < _MAX_TOTAL_BYTES:
+                read += self._search(self.root / relative, wanted, found)
+            if not paths and not wanted:
+                break
+        return found
+
+    def _search(self, file: Path, wanted: dict[str, Candidate], found: list[Mention]) -> int:
+        """Looks for the `wanted` identifiers in `file`'s text; the bytes it read."""
+        try:
+            if file.stat().st_size > _MAX_FILE_BYTES:
+                return 0
+            data = file.read_bytes()
+        except OSError:
+            return 0
+        if b"\0" in data[:1024]:
+            return len(data)  # not text
+        for name in [n for n in wanted if n.encode() in data]:
+            word = wanted.pop(name)
+            found.append(Mention(word.text, word.start, self.agent,
+                                 "an identifier in the workspace's code", name))
+        return len(data)

@@ -1,0 +1,197 @@
+"""The request frame: names resolved against the live inventories decide who is asked.
+
+The inventories are the real ones: an Argo CD sandbox and a GitHub sandbox over HTTP on
+127.0.0.1, and a workspace on disk. Names are read from the sandboxes, so no test depends on
+what a world calls its things.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from pilothouse.agents.factory import AgentFactory
+from pilothouse.agents.inventory import Inventory, Mention, candidates, inventory_of
+from pilothouse.agents.request_frame import RequestFrame
+from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter
+from pilothouse.agents.toolkit import Toolkit
+from pilothouse.agents.workspace_names import WorkspaceNames
+from pilothouse.config import Settings
+from pilothouse.context.rewrite import TURN_NOTE
+from pilothouse.models.registry import ModelSetup
+from pilothouse.runtime.events import Answer
+from pilothouse.runtime.session import Conversation
+from pilothouse.runtime.subagent import InProcessSubAgent
+from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
+from pilothouse.sandbox.github import RunningGitHubSandbox, running_github_sandbox
+
+ROUTER = DomainRouter(DOMAIN_WORDS)
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[RunningSandbox]:
+    with running_sandbox(apps=40) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def github_sandbox() -> Iterator[RunningGitHubSandbox]:
+    with running_github_sandbox() as running:
+        yield running
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    (tmp_path / "deploy" / "k8s").mkdir(parents=True)
+    (tmp_path / "deploy" / "k8s" / "service.yaml").write_text("kind: Service\n")
+    (tmp_path / "shopcart").mkdir()
+    (tmp_path / "shopcart" / "limits.py").write_text("MAX_BASKET_ITEMS = 40\n\n"
+                                                     "class BasketGuard:\n    pass\n")
+    (tmp_path / "node_modules").mkdir()
+    (tmp_path / "node_modules" / "vendored.py").write_text("VENDORED_ONLY = 1\n")
+    return tmp_path
+
+
+def first_app(sandbox: RunningSandbox) -> str:
+    answer = httpx.get(f"{sandbox.url}/api/v1/applications",
+                       params={"fields": "items.metadata.name"},
+                       headers={"Authorization": f"Bearer {sandbox.token}"}).json()
+    return str(answer["items"][0]["metadata"]["name"])
+
+
+def a_repository(github_sandbox: RunningGitHubSandbox) -> str:
+    answer = httpx.get(f"{github_sandbox.url}/user/repos",
+                       headers={"Authorization": f"Bearer {github_sandbox.token}"}).json()
+    return str(answer[0]["full_name"])
+
+
+@pytest.fixture
+def inventory(sandbox: RunningSandbox, github_sandbox: RunningGitHubSandbox, workspace: Path,
+              make_settings: Callable[..., Settings]) -> Inventory:
+    settings = make_settings(ARGOCD_URL=sandbox.url, ARGOCD_TOKEN=sandbox.token,
+                             GITHUB_API_URL=github_sandbox.url,
+                             GITHUB_TOKEN=github_sandbox.token,
+                             PILOTHOUSE_WORKSPACE=str(workspace))
+    return inventory_of(settings, ["argocd", "github", "devops"])
+
+
+async def test_each_inventory_resolves_the_names_it_holds_and_nothing_else(
+    inventory: Inventory, sandbox: RunningSandbox, github_sandbox: RunningGitHubSandbox,
+) -> None:
+    app, repo = first_app(sandbox), a_repository(github_sandbox)
+    owner, bare = repo.split("/")
+    question = (f"is {app.upper()} ok, what changed in {bare}, and where do "
+                "deploy/k8s/service.yaml and MAX_BASKET_ITEMS matter? also the weather")
+    mentions = await inventory.mentions(question)
+    found = {(m.text, m.agent, m.name) for m in mentions}
+    # Case does not matter; a repository named without its owner gets the one owner.
+    assert found >= {(app.upper(), "argocd", app), (bare, "github", repo),
+                     ("deploy/k8s/service.yaml", "devops", "deploy/k8s/service.yaml"),
+                     ("MAX_BASKET_ITEMS", "devops", "MAX_BASKET_ITEMS")}
+    # Only names: a repository may share its name with an ApplicationSet; no word is one.
+    assert {m.text for m in mentions} == {app.upper(), bare, "deploy/k8s/service.yaml",
+                                          "MAX_BASKET_ITEMS"}
+    assert [m.start for m in mentions] == sorted(m.start for m in mentions)
+    # Owner and name as written resolve too; a close spelling is no mention (no guess).
+    assert [m.name for m in await inventory.mentions(f"PRs of {owner}/{bare}")] == [repo]
+    assert await inventory.mentions(f"is {app[:-1]}x ok?") == []
+
+
+async def test_what_is_not_the_workspaces_own_code_is_not_its_name(workspace: Path) -> None:
+    names = WorkspaceNames(workspace)
+    words = candidates("VENDORED_ONLY BasketGuard limits.py retry")
+    assert {m.text for m in await names.resolve(words)} == {"BasketGuard", "limits.py"}
+    # Bounded: a walk that may read no file finds nothing, and costs nothing.
+    assert await WorkspaceNames(workspace, max_files=0).resolve(words) == []
+
+
+async def test_a_dead_or_slow_inventory_leaves_routing_to_the_words(
+    make_settings: Callable[..., Settings], workspace: Path,
+) -> None:
+    settings = make_settings(ARGOCD_URL="http://127.0.0.1:9", ARGOCD_TOKEN="t",
+                             PILOTHOUSE_WORKSPACE=str(workspace))
+    inventory = inventory_of(settings, ["argocd", "devops"])
+    inventory.timeout_seconds = 2.0
+    started = time.monotonic()
+    mentions = await inventory.mentions("is shop-api-blue healthy? see MAX_BASKET_ITEMS")
+    assert [m.agent for m in mentions] == ["devops"]  # the workspace still answers
+    assert time.monotonic() - started < 10
+
+
+def mention(text: str, agent: str, question: str) -> Mention:
+    return Mention(text, question.index(text), agent, f"a thing of {agent}", text)
+
+
+def test_a_name_alone_routes_to_its_agent() -> None:
+    question = "is shopfront ok?"
+    frame = RequestFrame(question, (mention("shopfront", "argocd", question),), ROUTER.words_at)
+    assert ROUTER.agents_for(question) == []
+    assert frame.agents == ["argocd"]
+
+
+def test_names_and_words_that_agree_decide_alone() -> None:
+    # "files" is a DevOps word, but the clause names a repository in GitHub's words.
+    question = "Which files does PR 7 of octo/shopfront change?"
+    frame = RequestFrame(question, (mention("octo/shopfront", "github", question),),
+                         ROUTER.words_at)
+    assert ROUTER.agents_for(question) == ["devops", "github"]
+    assert frame.agents == ["github"]
+    # A repository named after an application does not pull GitHub into the app's clause.
+    question = "Restart the shop-api Deployment of the app shop-api-blue"
+    frame = RequestFrame(question, (mention("shop-api", "github", question),
+                                    mention("shop-api-blue", "argocd", question)),
+                         ROUTER.words_at)
+    assert frame.agents == ["argocd"]
+
+
+def test_names_and_words_that_disagree_ask_both_in_the_order_asked() -> None:
+    question = "Who opened PR 3 in octo/shop-api, and are the shop-api apps healthy?"
+    frame = RequestFrame(question, (mention("octo/shop-api", "github", question),
+                                    mention("shop-api", "github", question)),
+                         ROUTER.words_at)
+    assert frame.agents == ["github", "argocd"]
+    assert frame.agents_for("are the shop-api apps healthy?") == ["github", "argocd"]
+
+
+def test_the_agent_asked_learns_what_its_names_are() -> None:
+    question = "what changed in shopfront?"
+    resolved = Mention("shopfront", 16, "github", "a GitHub repository", "octo/shopfront")
+    frame = RequestFrame(question, (resolved,), ROUTER.words_at)
+    assert frame.resolution_note("github", question) == (
+        "Names resolved against the live inventory: 'shopfront' is a GitHub repository "
+        "(octo/shopfront).")
+    assert frame.resolution_note("argocd", question) == ""
+
+
+async def test_the_supervisor_asks_the_agent_whose_inventory_holds_the_name(
+    sandbox: RunningSandbox, workspace: Path, make_settings: Callable[..., Settings],
+    scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    settings = make_settings(ARGOCD_URL=sandbox.url, ARGOCD_TOKEN=sandbox.token,
+                             PILOTHOUSE_WORKSPACE=str(workspace),
+                             PILOTHOUSE_DISABLE_LAYERS="grounding")
+    agents = [InProcessSubAgent(name, f"{name}.", AgentFactory(
+        settings, scripted_setup([f"{name} answered."]), InMemorySaver()).build(
+            Toolkit(name=name, prompt="")).graph) for name in ("argocd", "devops")]
+    # The supervisor's own model would answer itself: it is never asked.
+    setup = scripted_setup(["I think it is fine."])
+    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
+    app = first_app(sandbox)
+
+    events = [e async for e in Conversation(supervisor.graph, "f-1").ask(f"{app} ok?")]
+
+    assert [e.text for e in events if isinstance(e, Answer)] == ["argocd answered."]
+    assert setup.chat_model.requests == []  # type: ignore[attr-defined]
+    state = await supervisor.graph.aget_state({"configurable": {"thread_id": "f-1"}})
+    [call] = [c for m in state.values["messages"] if isinstance(m, AIMessage)
+              for c in m.tool_calls]
+    assert call["name"] == "ask_argocd"
+    assert call["args"]["question"] == (
+        f"{app} ok?{TURN_NOTE}Names resolved against the live inventory: '{app}' is an "
+        "Argo CD application.")
