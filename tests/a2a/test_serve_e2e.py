@@ -237,7 +237,7 @@ async def test_a_supervisor_restarted_mid_conversation_continues_it(
         supervisor = c.supervisor(agents)
         await asyncio.gather(agents["argocd"].ready(), supervisor.ready())
         async with a2a_client(supervisor.url) as client:
-            first = await stream(client, "remember: my team owns payments-api",
+            first = await stream(client, "remember: my team is on call this week",
                                  context_id="restart-ctx")
             asking = asyncio.create_task(stream(client, "argocd only SLOW-ARGO",
                                                 context_id="restart-ctx"))
@@ -255,5 +255,5 @@ async def test_a_supervisor_restarted_mid_conversation_continues_it(
     assert final_state(third) == TaskState.TASK_STATE_COMPLETED
     [recovered] = state.hits("sup-recovered")
     texts = [str(m.get("content")) for m in recovered.messages]
-    assert "remember: my team owns payments-api" in texts and "Noted." in texts
+    assert "remember: my team is on call this week" in texts and "Noted." in texts
     assert any("interrupted before it returned" in t for t in texts)

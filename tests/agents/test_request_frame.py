@@ -105,8 +105,9 @@ async def test_each_inventory_resolves_the_names_it_holds_and_nothing_else(
 
 async def test_what_is_not_the_workspaces_own_code_is_not_its_name(workspace: Path) -> None:
     names = WorkspaceNames(workspace)
-    words = candidates("VENDORED_ONLY BasketGuard limits.py retry")
-    assert {m.text for m in await names.resolve(words)} == {"BasketGuard", "limits.py"}
+    words = candidates("VENDORED_ONLY MAX_BASKET_ITEMS BasketGuard limits.py retry")
+    # A dependency's code is not the workspace's; CamelCase is prose's too ("GitOps").
+    assert {m.text for m in await names.resolve(words)} == {"MAX_BASKET_ITEMS", "limits.py"}
     # Bounded: a walk that may read no file finds nothing, and costs nothing.
     assert await WorkspaceNames(workspace, max_files=0).resolve(words) == []
 

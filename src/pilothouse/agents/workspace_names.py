@@ -2,12 +2,12 @@
 
 The DevOps agent's domain is the workspace, and the workspace says what its names are. A
 question that names one of its files ("deploy/k8s/deployment.yaml", "CHANGELOG.md"), an
-identifier its code uses ("RETRY_LIMIT", "parse_headers", "ConnectionPool") or one of its
+identifier its code uses ("RETRY_LIMIT", "parse_headers") or one of its
 packages is about this codebase, whatever the words around it (measured: such questions were
 answered by the supervisor from nothing, or sent to the agent whose words they shared).
 
 Only words shaped like a path or an identifier are looked for (a `/`, a file extension, an
-`_`, a capital inside a word): an ordinary word ("retry", "auth") occurs in any codebase and
+`_` inside a word): an ordinary word ("retry", "auth") occurs in any codebase and
 says nothing. The walk is bounded by PILOTHOUSE_INDEX_MAX_FILES and by the bytes read, and skips
 what is not the workspace's own (dependencies, build output, hidden directories), so a
 workspace at a home directory costs a bounded fraction of a second.
@@ -34,8 +34,10 @@ _GENERIC_PACKAGES = frozenset({
 _PACKAGE_DEPTH, _MAX_DIRS = 3, 2_000
 #: A word shaped like a path (a slash, or a name with an extension).
 _PATH_SHAPE = re.compile(r".+/.+|[\w-]+\.[A-Za-z][\w]{0,5}")
-#: A word shaped like an identifier: snake_case, SCREAMING_CASE, camelCase or CamelCase.
-_IDENTIFIER_SHAPE = re.compile(r"[A-Za-z]\w*_\w*[A-Za-z0-9]|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*")
+#: A word shaped like an identifier: snake_case or SCREAMING_CASE. CamelCase is prose's too
+#: ("GitOps", "PostgreSQL"), and a codebase's comments and docs hold such words: measured, a
+#: general question about GitOps went to the DevOps agent.
+_IDENTIFIER_SHAPE = re.compile(r"[A-Za-z]\w*_\w*[A-Za-z0-9]")
 #: Files whose text is searched for identifiers, and how much of it.
 _MAX_FILE_BYTES, _MAX_TOTAL_BYTES = 512 * 1024, 64 * 1024 * 1024
 
