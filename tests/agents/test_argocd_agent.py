@@ -134,7 +134,8 @@ async def test_real_sync_waits_for_approval_and_the_model_cannot_approve_itself(
 async def test_the_model_is_not_shown_the_arguments_code_sets_and_an_invented_project_is_moot(
     argocd_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
 ) -> None:
-    # Every tool's schema is read off the first request: no hint narrows it to the rollback.
+    # Every tool's schema is read off the requests: no hint narrows them to the rollback (the
+    # first call is offered the tools about the one app named, the next one every tool).
     settings = argocd_settings(ARGOCD_READ_ONLY="false", PILOTHOUSE_DISABLE_LAYERS="tool_hints")
     setup = scripted_setup([tool_call("rollback_application", name="checkout-api-dev"),
                             "That is the plan."], window=32_000, settings=settings)
@@ -143,7 +144,8 @@ async def test_the_model_is_not_shown_the_arguments_code_sets_and_an_invented_pr
         events = await run(graph, "what would a rollback of checkout-api-dev do?", "hidden")
 
     shown = {tool["function"]["name"]: tool["function"]["parameters"]["properties"]
-             for tool in setup.chat_model.requests[0].tools}  # type: ignore[attr-defined]
+             for request in setup.chat_model.requests  # type: ignore[attr-defined]
+             for tool in request.tools}
     for name in ("rollback_application", "run_resource_action", "sync_application"):
         assert not {"approved", "expected_evidence", "follow_seconds"} & shown[name].keys()
         assert "dry_run" in shown[name] and "name" in shown[name]
@@ -231,3 +233,31 @@ async def test_the_next_page_repeats_the_listing_with_its_filters_without_a_mode
     assert "PAGE 2 of" in answers[1] and "| Degraded |" in answers[1]
     assert "| Healthy |" not in answers[1]
     assert answers[2].count("PAGE 1 of") == 1
+
+
+async def test_a_question_naming_one_application_is_about_it(
+    argocd_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    settings = argocd_settings()
+    setup = scripted_setup([
+        # Named in capitals, and the model misspells it: the call is about the app named.
+        tool_call("get_application", name="payments-api-prod"), "It is there.",
+        tool_call("list_applications", page=1), LEAD],
+        window=32_000, settings=settings)
+    async with open_argocd_toolkit(settings) as toolkit:
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+        named = await run(graph, "how's PAYMENTS-API-PRODUCTION doing?", "n-1")
+        unnamed = await run(graph, "how's the fleet doing?", "n-2")
+
+    [call] = [c for c in (await graph.aget_state({"configurable": {"thread_id": "n-1"}})
+                          ).values["messages"][1].tool_calls]
+    assert call["args"] == {"name": "payments-api-production"}
+    assert any(isinstance(e, ToolResult) and e.status == "success" for e in named)
+    first, _, other, _ = setup.chat_model.requests  # type: ignore[attr-defined]
+    one_app = {t["function"]["name"] for t in first.tools}
+    assert "get_application" in one_app and "get_application_events" in one_app
+    assert not one_app & {"list_applications", "search_argocd_resources", "list_clusters"}
+    assert first.tool_choice == "required"
+    # A question naming no application keeps every tool.
+    assert {t["function"]["name"] for t in other.tools} > one_app | {"list_applications"}
+    assert [e.text for e in unnamed if isinstance(e, Answer)][0].startswith(LEAD)

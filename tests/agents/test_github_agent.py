@@ -83,3 +83,27 @@ async def test_a_search_query_and_page_size_nobody_asked_for_are_held_to_the_per
     assert "18 results for 'repo:acme-corp/payments-api label:bug is:issue is:open'" in answer
     actions = [e.action.detail for e in events if isinstance(e, ContextNote)]
     assert any("is:bug" in detail and "label:bug" in detail for detail in actions)
+
+
+async def test_a_repository_named_without_its_owner_gets_the_one_owner_the_token_sees(
+    make_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    # The model fills in an owner nobody gave (an example's, or the repository's name).
+    guessed = tool_call("list_pull_requests_awaiting_review", owner="payments-api",
+                        repo="payments-api")
+    with running_github_sandbox() as sandbox:
+        settings = dataclasses.replace(make_settings(), github_api_url=sandbox.url,
+                                       github_token=sandbox.token)
+        setup = scripted_setup([guessed, "Here is the queue.", guessed, "Not found."],
+                               settings=settings)
+        async with open_github_toolkit(settings) as toolkit:
+            graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+            for thread, question in (("bare", "what waits for review in payments-api?"),
+                                     ("none", "what waits for review?")):
+                [e async for e in Conversation(graph, thread).ask(question)]
+            calls = [m.tool_calls[0]["args"] for thread in ("bare", "none")
+                     for m in (await graph.aget_state({"configurable": {"thread_id": thread}})
+                               ).values["messages"] if getattr(m, "tool_calls", None)]
+
+    assert calls == [{"owner": "acme-corp", "repo": "payments-api"},
+                     {"owner": "payments-api", "repo": "payments-api"}]  # nothing named

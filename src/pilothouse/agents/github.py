@@ -11,6 +11,8 @@ from contextlib import asynccontextmanager
 from pilothouse.agents.github_prompt import GITHUB_SYSTEM_PROMPT
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
 from pilothouse.agents.hint_tables import GITHUB_HINTS
+from pilothouse.agents.inventory import REPOSITORY, GitHubRepositories
+from pilothouse.agents.named_scope import OneNamedResource, by_owner_and_repo
 from pilothouse.agents.search_query import GroundedSearchQueryMiddleware
 from pilothouse.agents.tool_hints import tool_hints
 from pilothouse.agents.toolkit import Toolkit
@@ -62,12 +64,17 @@ async def open_github_toolkit(
     launch = stdio_parameters(connection, extra_env=extra,
                               args=cli_arguments(settings, "github"))
     async with open_mcp_tools("github", launch) as tools:
+        one_repo = [t.name for t in tools if {"owner", "repo"} <= set(t.args)]
         # Every GitHub tool reads; nothing needs a person's approval. Each turn starts with a
         # tool call, as the Argo CD agent's does: left free, the local model answered 9 of 11
         # evaluation questions from memory ("error: Too many requests", PR counts it made up).
         yield Toolkit(name="github", prompt=GITHUB_SYSTEM_PROMPT, tools=tools,
                       extra_middleware=[ToolChoiceMiddleware(ANSWERING_TOOLS),
                                         *tool_hints(settings, GITHUB_HINTS),
+                                        OneNamedResource(GitHubRepositories(connection),
+                                                         REPOSITORY, one_repo,
+                                                         subject=by_owner_and_repo,
+                                                         narrow=False),
                                         GroundedArgsMiddleware({}, GROUNDED_FILTERS,
                                                                GROUNDED_NAMES),
                                         GroundedSearchQueryMiddleware()])

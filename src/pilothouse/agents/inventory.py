@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 from pilothouse.config import Settings
 from pilothouse.errors import PilothouseError
+from pilothouse.tools.github.connection import GitHubConnection, github_connection
 
 log = logging.getLogger("pilothouse.agents.inventory")
 
@@ -117,12 +118,18 @@ def by_name(words: Sequence[Candidate]) -> dict[str, list[Candidate]]:
     return table
 
 
+#: The kinds of resource an inventory names (the words an agent is told them in).
+APPLICATION = "an Argo CD application"
+APPLICATIONSET = "an Argo CD ApplicationSet"
+REPOSITORY = "a GitHub repository"
+
+
 class ArgoCDNames:
     """Argo CD's applications and ApplicationSets, streamed by name (bounded memory)."""
 
     agent = "argocd"
-    _KINDS = (("/api/v1/applications", "an Argo CD application"),
-              ("/api/v1/applicationsets", "an Argo CD ApplicationSet"))
+    _KINDS = (("/api/v1/applications", APPLICATION),
+              ("/api/v1/applicationsets", APPLICATIONSET))
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -149,15 +156,15 @@ class GitHubRepositories:
 
     agent = "github"
 
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
+    def __init__(self, connection: GitHubConnection) -> None:
+        self.connection = connection
 
     async def resolve(self, words: Sequence[Candidate]) -> list[Mention]:
         from pilothouse.tools.github.client import GitHubClient
 
-        settings = self.settings
-        async with GitHubClient(settings.github_api_url, settings.github_token,
-                                timeout=settings.github_timeout_seconds, retries=0,
+        connection = self.connection
+        async with GitHubClient(connection.api_url, connection.token,
+                                timeout=connection.timeout_seconds, retries=0,
                                 max_rate_limit_wait=0) as client:
             visible = await client.visible_repositories()
         full = {name.lower(): name for name in visible}
@@ -168,10 +175,10 @@ class GitHubRepositories:
         for word in words:
             key = word.text.lower()
             if key in full:
-                found.append(Mention(word.text, word.start, self.agent, "a GitHub repository",
+                found.append(Mention(word.text, word.start, self.agent, REPOSITORY,
                                      full[key]))
             elif len(owners.get(key, ())) == 1:  # the one obvious owner
-                found.append(Mention(word.text, word.start, self.agent, "a GitHub repository",
+                found.append(Mention(word.text, word.start, self.agent, REPOSITORY,
                                      owners[key][0]))
         return found
 
@@ -186,7 +193,7 @@ def inventory_of(settings: Settings, agents: Collection[str]) -> Inventory:
     if "argocd" in agents and settings.argocd_url:
         sources.append(ArgoCDNames(settings))
     if "github" in agents and settings.github_token:
-        sources.append(GitHubRepositories(settings))
+        sources.append(GitHubRepositories(github_connection(settings)))
     if "devops" in agents:
         sources.append(WorkspaceNames(settings.workspace, max_files=settings.index_max_files))
     return Inventory(sources)

@@ -13,9 +13,9 @@ for:
 Where they agree they decide alone: a clause that names a resource and uses its agent's words
 is that agent's, and a word another domain also uses ("files" of a pull request, a workflow
 "run"), or a name it also has (a repository named after its application), does not pull a
-second agent in. Where nothing agrees, every agent either names is asked. The resolved names travel with
-the question to the agent asked (`resolution_note`), so an owner nobody typed comes from the
-inventory, not from a guess.
+second agent in. Where nothing agrees, every agent either names is asked. The resolved names
+travel with the question to the agent asked (`resolution_note`), so an owner nobody typed
+comes from the inventory, not from a guess.
 """
 
 from __future__ import annotations

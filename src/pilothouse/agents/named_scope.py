@@ -1,0 +1,96 @@
+"""A question that names exactly one application (or repository) is about it.
+
+The live inventory says whether a word of the question is an application's name; no word list
+can (one world calls its apps `shop-api-blue`, another `foglight`). When the question names
+exactly one, the turn's first call is offered only the tools about one application, and each
+such call is about that application, spelled as the inventory spells it. Measured on the local
+model with names it had never seen: "how's <app>" became a search before the lookup (a call
+too many), and a one-word name was taken for a project. Which of the one-app tools answers
+the question (status, events, logs, history) stays the model's choice, or a tool hint's.
+A repository named without its owner is the one repository of that name the token can see:
+its tools get that owner (measured: the GitHub agent filled in an owner from nowhere).
+
+A question naming no application, or several, is left as it is: a typo is not a name here, so
+the tools themselves answer it with the closest names ("did you mean"); several are the
+model's to take one by one. Later calls of the turn see every tool again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Collection
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages.tool import ToolCall
+
+from pilothouse.agents.inventory import LOOKUP_SECONDS, InventorySource, candidates
+from pilothouse.context.rewrite import first_call, question_text, with_revised_calls
+from pilothouse.errors import PilothouseError
+
+log = logging.getLogger("pilothouse.agents.named_scope")
+
+
+#: The arguments that name a resource, from the inventory's name for it.
+Subject = Callable[[str], dict[str, str]]
+
+
+def by_name(name: str) -> dict[str, str]:
+    """An application's tools name it by `name`."""
+    return {"name": name}
+
+
+def by_owner_and_repo(name: str) -> dict[str, str]:
+    """A repository's tools name it by `owner` and `repo` (`owner/repo` in the inventory)."""
+    owner, _, repo = name.partition("/")
+    return {"owner": owner, "repo": repo}
+
+
+class OneNamedResource(AgentMiddleware):
+    """When the question names exactly one resource of `kind` in `source`'s inventory, each
+    call of a turn's first model call to `tools` is about it (its `subject` arguments), and
+    with `narrow` that call is offered only `tools`."""
+
+    def __init__(self, source: InventorySource, kind: str, tools: Collection[str], *,
+                 subject: Subject = by_name, narrow: bool = True,
+                 timeout_seconds: float = LOOKUP_SECONDS) -> None:
+        super().__init__()
+        self.source = source
+        self.kind = kind
+        self.scoped_tools = frozenset(tools)
+        self.subject = subject
+        self.narrow = narrow
+        self.timeout_seconds = timeout_seconds
+
+    async def named(self, question: str) -> set[str]:
+        """The inventory's names of the resources of `kind` that `question` names."""
+        words = candidates(question)
+        if not words:
+            return set()
+        try:
+            found = await asyncio.wait_for(self.source.resolve(words), self.timeout_seconds)
+        except (PilothouseError, OSError, TimeoutError) as exc:
+            log.debug("The inventory was not read (%s); the question keeps every tool.", exc)
+            return set()
+        return {m.name for m in found if m.kind == self.kind}
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        if not first_call(request):
+            return await handler(request)
+        scoped = [t for t in request.tools if getattr(t, "name", None) in self.scoped_tools]
+        names = await self.named(question_text(request)) if scoped else set()
+        if len(names) != 1:
+            return await handler(request)
+        subject = self.subject(names.pop())
+
+        def about_it(call: ToolCall) -> ToolCall:
+            args = call["args"]
+            if call["name"] not in self.scoped_tools or subject.items() <= args.items():
+                return call
+            return {**call, "args": {**args, **subject}}
+
+        if self.narrow:
+            request = request.override(tools=scoped, tool_choice="required")
+        return with_revised_calls(await handler(request), about_it)
