@@ -140,3 +140,27 @@ def test_an_answer_cut_by_its_bound_ends_at_its_last_whole_sentence() -> None:
     assert whole_sentences("Short and whole.") == "Short and whole."
     bounded = ("x" * (MAX_ANSWER_CHARS - 1)) + "."
     assert whole_sentences(bounded) == bounded  # a whole sentence at the bound stays
+
+
+async def test_a_question_about_this_conversation_is_answered_from_it(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+) -> None:
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS="grounding")
+    setup = scripted_setup([tool_call(DIRECT, answer="Noted: ticket 4471."),
+                            tool_call(DIRECT, answer="You opened 4471."),
+                            tool_call(DIRECT, answer="You opened 4471.")])
+    supervisor = AgentFactory(settings, setup, InMemorySaver(), topology=ONLY_DEVOPS
+                              ).supervisor_over([devops_agent(settings, scripted_setup([]))])
+    conversation = Conversation(supervisor.graph, "recall-1")
+
+    [e async for e in conversation.ask("I am working on ticket 4471 today.")]
+    recall = [e async for e in conversation.ask(
+        "Which ticket did I give you at the start of this conversation?")]
+
+    first, second = requests(setup)
+    # The first question was the model's to route; one pointing back at this conversation,
+    # naming no agent's domain or resource, has only the direct answer to choose.
+    assert [t["function"]["name"] for t in first.tools] == [DIRECT, "ask_devops"]
+    assert [t["function"]["name"] for t in second.tools] == [DIRECT]
+    assert second.tool_choice == "required"
+    assert [e.text for e in recall if isinstance(e, Answer)] == ["You opened 4471."]

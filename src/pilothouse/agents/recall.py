@@ -31,7 +31,8 @@ from pilothouse.models.tokens import message_text, turn_start
 POINTS_BACK = re.compile(
     r"\bI\s+(?:said|mentioned|named|gave(?:\s+you)?|told\s+you|noted|pasted|shared)\b|"
     r"\b(?:earlier|at\s+the\s+(?:very\s+)?(?:start|beginning)|my\s+first\s+message|"
-    r"(?:we|you)\s+(?:discussed|noted|talked\s+about))\b", re.IGNORECASE)
+    r"(?:we|you)\s+(?:discussed|noted|talked\s+about)|(?:this|our)\s+(?:conversation|chat))\b",
+    re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _NUMBER = re.compile(r"(?<![\w.-])#?\d+(?![\w-])")
 #: Earlier sentences added at most (the agent's question stays short).

@@ -22,6 +22,7 @@ from pilothouse.agents.inventory import Inventory
 from pilothouse.agents.paging import PAGE_LINE, asks_for_a_page
 from pilothouse.agents.passthrough import awaits_approval
 from pilothouse.agents.question_parts import names_resource, points_elsewhere, split_by_agent
+from pilothouse.agents.recall import POINTS_BACK
 from pilothouse.agents.request_frame import FrameBuilder, RequestFrame
 from pilothouse.agents.shell_intent import FILE_PATH
 from pilothouse.context.rewrite import (
@@ -189,6 +190,14 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
             # a plan of what it would ask.
             return request.override(tool_choice="required", tools=[
                 t for t in request.tools if getattr(t, "name", None) != DIRECT])
+        direct = [t for t in request.tools if getattr(t, "name", None) == DIRECT]
+        if (not named and not asked and direct and turn_start(messages) > 0
+                and POINTS_BACK.search(question_text(request))):
+            # A question about what was said here that names no agent's domain or resource
+            # is answered from this conversation (its summary included), which no agent sees.
+            # Measured: asked for a ticket id given at the start, the local supervisor asked
+            # the Argo CD agent, which searched its clusters for "incident".
+            return request.override(tool_choice="required", tools=direct)
         results = [m for m in turn if isinstance(m, ToolMessage)]
         if named and isinstance(messages[-1], ToolMessage) and all(
                 r.status != "error" and not awaits_approval(r) for r in results):
