@@ -1,7 +1,7 @@
 """The names a question mentions, resolved against the live inventories of each agent's domain.
 
-A person names what they ask about the way their fleet names it: "is foglight healthy?",
-"what changed in shipyard?", "where is RETRY_LIMIT used?". No list of words can know those
+A person names what they ask about the way their fleet names it: "is shopfront healthy?",
+"what changed in ledgerline?", "where is RETRY_LIMIT used?". No list of words can know those
 names; the inventories do. Each word of the question that could be a name is looked up where
 names live: Argo CD's applications and ApplicationSets, the GitHub repositories the token can
 see, the workspace's files and identifiers. A word found there is a `Mention` of that agent's

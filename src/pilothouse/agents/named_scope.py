@@ -1,14 +1,13 @@
 """A question that names exactly one application (or repository) is about it.
 
 The live inventory says whether a word of the question is an application's name; no word list
-can (one world calls its apps `shop-api-blue`, another `foglight`). When the question names
+can (one world calls its apps `shop-api-blue`, another `shopfront`). When the question names
 exactly one, the turn's first call is offered only the tools about one application, and each
-such call is about that application, spelled as the inventory spells it. Measured on the local
-model with names it had never seen: "how's <app>" became a search before the lookup (a call
-too many), and a one-word name was taken for a project. Which of the one-app tools answers
-the question (status, events, logs, history) stays the model's choice, or a tool hint's.
-A repository named without its owner is the one repository of that name the token can see:
-its tools get that owner (measured: the GitHub agent filled in an owner from nowhere).
+such call is about that application, spelled as the inventory spells it: a name the model
+has never seen is otherwise just a word to it, one to search for or to take for a project.
+Which of the one-app tools answers the question (status, events, logs, history) stays the
+model's choice, or a tool hint's. A repository named without its owner is the one repository
+of that name the token can see: its tools get that owner, not one the model filled in.
 
 A question naming no application, or several, is left as it is: a typo is not a name here, so
 the tools themselves answer it with the closest names ("did you mean"); several are the
