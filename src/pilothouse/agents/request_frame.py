@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pilothouse.agents.inventory import Inventory, Mention
+from pilothouse.agents.question_parts import clauses
 
 #: Where in a text each agent's domain words first occur.
 WordsAt = Callable[[str], dict[str, int]]
@@ -70,8 +71,6 @@ class RequestFrame:
     @property
     def agents(self) -> list[str]:
         """The agents the whole question names, in the order asked (clause by clause)."""
-        from pilothouse.agents.question_parts import clauses
-
         found: list[str] = []
         for clause in clauses(self.question) or [self.question]:
             found += [a for a in self.agents_for(clause) if a not in found]

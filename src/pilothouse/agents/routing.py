@@ -1,12 +1,13 @@
-"""Routing hints: the supervisor's first call of a turn sees only the agents the question names.
+"""Routing: the supervisor's first call of a turn sees only the agents the question names.
 
 Measured with `pilothouse eval` on the local model: asked "Show me production applications",
 the supervisor called all three agents at once; they queued for the one local model, the Argo
-CD agent ran out of time, and the answer was invented. A question's words tell its domain
-plainly enough ("PR", "workflow" -> GitHub; "app", "sync", "degraded" -> Argo CD; "run",
-"file", "code" -> DevOps), so the supervisor asks exactly those agents, one after the other;
-a question that names none leaves the choice of agent to the model (one that names a resource,
-such as an application, must still ask one).
+CD agent ran out of time, and the answer was invented. What a question names says which agents
+it needs: the resources it names, resolved against the live inventories, and the words of each
+domain ("PR", "workflow" -> GitHub; "app", "sync", "degraded" -> Argo CD; "run", "file", "code"
+-> DevOps). Both are read once per turn into its request frame (`agents.request_frame`), and
+the supervisor asks exactly those agents, one after the other; a question that names none
+leaves the choice of agent to the model.
 """
 
 from __future__ import annotations
