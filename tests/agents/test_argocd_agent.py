@@ -260,4 +260,4 @@ async def test_a_question_naming_one_application_is_about_it(
     assert first.tool_choice == "required"
     # A question naming no application keeps every tool.
     assert {t["function"]["name"] for t in other.tools} > one_app | {"list_applications"}
-    assert [e.text for e in unnamed if isinstance(e, Answer)][0].startswith(LEAD)
+    assert next(e.text for e in unnamed if isinstance(e, Answer)).startswith(LEAD)
