@@ -57,6 +57,8 @@ from pilothouse.private_files import restrict_umask
 log = logging.getLogger("pilothouse.models.service")
 #: How long a new service waits for an exiting one to let go of the home's service lock.
 LOCK_WAIT_SECONDS = 30.0
+#: How long a request from another model or version waits for a turn that is ending to end.
+_ENDING_SECONDS = 2.0
 
 
 class ModelService:
@@ -141,7 +143,11 @@ class ModelService:
                 conn.send(("stopping", os.getpid()))
                 self.stop()
             elif kind == "turn" and self.identity.differences(value):
-                conn.send(("other", self.info()))  # another model or version: not shared
+                # Another model or version: not shared. A turn whose client has just closed is
+                # still ending here for a moment; it must not make an idle service look busy
+                # (measured under load: a command right after another ran its own model).
+                self.queue.wait_idle(_ENDING_SECONDS)
+                conn.send(("other", self.info()))
             elif kind == "turn":
                 self._turn(conn)
             else:

@@ -119,6 +119,11 @@ class TurnQueue:
         with self._cond:
             return self.active is not None or bool(self._line)
 
+    def wait_idle(self, timeout: float) -> bool:
+        """Whether no turn is active or waiting within `timeout` seconds."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self.active is None and not self._line, timeout)
+
 
 class TurnLock:
     """`threading.Lock`'s interface over a `TurnQueue`: fair, and it says where a turn waits.
