@@ -28,22 +28,17 @@ from typing import Any, Protocol
 
 from pilothouse.config import Settings
 from pilothouse.errors import PilothouseError
+from pilothouse.tools.argocd.near_names import normal
 from pilothouse.tools.github.connection import GitHubConnection, github_connection
 
 log = logging.getLogger("pilothouse.agents.inventory")
 
 #: A word that could be a name: letters, digits and the characters names join parts with.
 _CANDIDATE = re.compile(r"(?<![\w./-])[A-Za-z0-9][\w./-]*[A-Za-z0-9_]|(?<![\w./-])[A-Za-z0-9]\b")
-_SEPARATORS = re.compile(r"[\s_.]+")
 #: Shortest word looked up: two letters are an abbreviation more often than a name.
 _MIN_LENGTH = 3
 #: How long the lookups of one question may take, together, before routing goes on without.
 LOOKUP_SECONDS = 5.0
-
-
-def normal(name: str) -> str:
-    """`name` as names are compared: lower case, separators as hyphens."""
-    return _SEPARATORS.sub("-", name.strip().lower())
 
 
 @dataclass(frozen=True)

@@ -37,13 +37,14 @@ _CLEAR = 0.9
 _SEPARATORS = re.compile(r"[\s_.]+")
 
 
-def _normal(name: str) -> str:
+def normal(name: str) -> str:
+    """`name` as names are compared: lower case, separators as hyphens."""
     return _SEPARATORS.sub("-", name.strip().lower())
 
 
 def closeness(wanted: str, name: str) -> float:
     """How close `name` is to `wanted`, 0 (not a candidate) to 2 (the same, normalized)."""
-    a, b = _normal(wanted), _normal(name)
+    a, b = normal(wanted), normal(name)
     if a == b:
         return 2.0
     parts_a, parts_b = a.split("-"), b.split("-")
