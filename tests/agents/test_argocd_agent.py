@@ -134,9 +134,9 @@ async def test_real_sync_waits_for_approval_and_the_model_cannot_approve_itself(
 async def test_the_model_is_not_shown_the_arguments_code_sets_and_an_invented_project_is_moot(
     argocd_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
 ) -> None:
-    # Every tool's schema is read off the requests: no hint narrows them to the rollback (the
-    # first call is offered the tools about the one app named, the next one every tool).
-    settings = argocd_settings(ARGOCD_READ_ONLY="false", PILOTHOUSE_DISABLE_LAYERS="tool_hints")
+    # Every tool's schema is read off the requests (the first call is offered the tools about
+    # the one app named, the next one every tool).
+    settings = argocd_settings(ARGOCD_READ_ONLY="false")
     setup = scripted_setup([tool_call("rollback_application", name="checkout-api-dev"),
                             "That is the plan."], window=32_000, settings=settings)
     async with open_argocd_toolkit(settings) as toolkit:
@@ -172,25 +172,6 @@ async def test_on_the_local_model_a_listing_is_answered_by_its_view_without_a_le
     assert len(setup.chat_model.requests) == 1  # type: ignore[attr-defined]
 
 
-async def test_a_request_naming_its_tool_is_offered_that_tool_alone_on_its_first_call(
-    argocd_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
-) -> None:
-    settings = argocd_settings()
-    setup = scripted_setup([tool_call("get_application_events", name="checkout-api-dev"),
-                            tool_call("get_application", name="checkout-api-dev"),
-                            "Two warnings; the app is shown above."], window=32_000,
-                           settings=settings)
-    async with open_argocd_toolkit(settings) as toolkit:
-        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
-        events = await run(graph, "any warnings on checkout-api-dev?", "hinted")
-
-    first, second, _ = setup.chat_model.requests  # type: ignore[attr-defined]
-    assert [t["function"]["name"] for t in first.tools] == ["get_application_events"]
-    assert first.tool_choice == "required"
-    assert len(second.tools) > 5  # the result may call for another tool: all are offered
-    assert [e.status for e in events if isinstance(e, ToolResult)] == ["success", "success"]
-
-
 async def test_the_apps_of_a_name_are_searched_for_that_name_not_an_examples(
     argocd_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
 ) -> None:
@@ -202,8 +183,6 @@ async def test_the_apps_of_a_name_are_searched_for_that_name_not_an_examples(
         graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
         events = await run(graph, "Are the checkout-web apps healthy?", "named-apps")
 
-    first = setup.chat_model.requests[0]  # type: ignore[attr-defined]
-    assert [t["function"]["name"] for t in first.tools] == ["search_argocd_resources"]
     [answer] = [e.text for e in events if isinstance(e, Answer)]
     assert "for 'checkout-web'" in answer and "checkout-web-production" in answer
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.agents.factory import AgentFactory
 from pilothouse.agents.github import open_github_toolkit
 from pilothouse.config import Settings
+from pilothouse.context.rewrite import TURN_NOTE
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.events import Answer, ContextNote
 from pilothouse.runtime.session import Conversation
@@ -107,3 +109,10 @@ async def test_a_repository_named_without_its_owner_gets_the_one_owner_the_token
 
     assert calls == [{"owner": "acme-corp", "repo": "payments-api"},
                      {"owner": "payments-api", "repo": "payments-api"}]  # nothing named
+    # The first call of the turn that named it is told what the name is; no later call is.
+    requests = setup.chat_model.requests  # type: ignore[attr-defined]
+    told = [str(r.messages[-1].content) for r in requests
+            if isinstance(r.messages[-1], HumanMessage)]
+    assert (f"{TURN_NOTE}Resolved against the live inventory: 'payments-api' is a GitHub "
+            "repository (acme-corp/payments-api).") in told[0]
+    assert "Resolved against" not in told[1]

@@ -23,7 +23,6 @@ from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.agents.workspace_names import WorkspaceNames
 from pilothouse.config import Settings
-from pilothouse.context.rewrite import TURN_NOTE
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.events import Answer
 from pilothouse.runtime.session import Conversation
@@ -160,16 +159,6 @@ def test_names_and_words_that_disagree_ask_both_in_the_order_asked() -> None:
     assert frame.agents_for("are the shop-api apps healthy?") == ["github", "argocd"]
 
 
-def test_the_agent_asked_learns_what_its_names_are() -> None:
-    question = "what changed in shopfront?"
-    resolved = Mention("shopfront", 16, "github", "a GitHub repository", "octo/shopfront")
-    frame = RequestFrame(question, (resolved,), ROUTER.words_at)
-    assert frame.resolution_note("github", question) == (
-        "Names resolved against the live inventory: 'shopfront' is a GitHub repository "
-        "(octo/shopfront).")
-    assert frame.resolution_note("argocd", question) == ""
-
-
 async def test_the_supervisor_asks_the_agent_whose_inventory_holds_the_name(
     sandbox: RunningSandbox, workspace: Path, make_settings: Callable[..., Settings],
     scripted_setup: Callable[..., ModelSetup],
@@ -193,6 +182,4 @@ async def test_the_supervisor_asks_the_agent_whose_inventory_holds_the_name(
     [call] = [c for m in state.values["messages"] if isinstance(m, AIMessage)
               for c in m.tool_calls]
     assert call["name"] == "ask_argocd"
-    assert call["args"]["question"] == (
-        f"{app} ok?{TURN_NOTE}Names resolved against the live inventory: '{app}' is an "
-        "Argo CD application.")
+    assert call["args"]["question"] == f"{app} ok?"  # the agent resolves its names itself

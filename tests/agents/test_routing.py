@@ -182,9 +182,11 @@ async def test_a_first_question_for_one_agent_reaches_it_as_asked_and_later_ones
     argocd_setup = scripted_setup(["argocd answered.", "argocd answered again.", "once more."])
     agents = [InProcessSubAgent("argocd", "Argo CD.", specialist(settings, argocd_setup,
                                                                   "argocd"))]
-    # The first turn's call is made without the model; the later two are the model's.
+    # The first turn's call is made without the model; the later two are the model's. The
+    # model copies a note it saw into one: notes are code's, so it never reaches the agent.
+    copied = TURN_NOTE + "Resolved against the live inventory: 'checkout-api-dev' is an app."
     setup = scripted_setup([
-        tool_call("ask_argocd", question="Show the events of payments-api-production"),
+        tool_call("ask_argocd", question="Show the events of payments-api-production" + copied),
         tool_call("ask_argocd", question="Sync status of payments-api-production")])
     supervisor = supervisor_over(settings, setup, agents)
     conversation = Conversation(supervisor.graph, "r-4")
@@ -198,6 +200,10 @@ async def test_a_first_question_for_one_agent_reaches_it_as_asked_and_later_ones
     assert asked[0] == "Diff payments-api-production against git"
     assert asked[1:] == ["Show the events of payments-api-production",
                          "Sync status of payments-api-production"]
+    state = await supervisor.graph.aget_state({"configurable": {"thread_id": "r-4"}})
+    questions = [c["args"]["question"] for m in state.values["messages"]
+                 if isinstance(m, AIMessage) for c in m.tool_calls]
+    assert not any("checkout-api-dev" in q for q in questions)
 
 
 async def test_a_request_for_another_page_goes_to_the_agent_that_showed_the_page(

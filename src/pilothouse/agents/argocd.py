@@ -21,10 +21,8 @@ from langchain_core.tools import BaseTool
 from pilothouse.agents.argocd_prompt import ARGOCD_SYSTEM_PROMPT
 from pilothouse.agents.evidence_gate import EVIDENCE_KEY, EvidenceGate, evidence_gate
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
-from pilothouse.agents.hint_tables import ARGOCD_HINTS
 from pilothouse.agents.inventory import APPLICATION, ArgoCDNames
 from pilothouse.agents.named_scope import OneNamedResource
-from pilothouse.agents.tool_hints import tool_hints
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
@@ -228,8 +226,6 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
             approvals=approvals,
             after_approval=approved,
             extra_middleware=[ToolChoiceMiddleware(ANSWERING_TOOLS),
-                              *tool_hints(settings, ARGOCD_HINTS),
-                              # Inside the hints: a hint's one-app tool stays the only one.
                               OneNamedResource(ArgoCDNames(settings), APPLICATION,
                                                ONE_APP_TOOLS),
                               GroundedArgsMiddleware(

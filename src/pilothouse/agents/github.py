@@ -10,11 +10,9 @@ from contextlib import asynccontextmanager
 
 from pilothouse.agents.github_prompt import GITHUB_SYSTEM_PROMPT
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
-from pilothouse.agents.hint_tables import GITHUB_HINTS
 from pilothouse.agents.inventory import REPOSITORY, GitHubRepositories
 from pilothouse.agents.named_scope import OneNamedResource, by_owner_and_repo
 from pilothouse.agents.search_query import GroundedSearchQueryMiddleware
-from pilothouse.agents.tool_hints import tool_hints
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
@@ -70,7 +68,6 @@ async def open_github_toolkit(
         # evaluation questions from memory ("error: Too many requests", PR counts it made up).
         yield Toolkit(name="github", prompt=GITHUB_SYSTEM_PROMPT, tools=tools,
                       extra_middleware=[ToolChoiceMiddleware(ANSWERING_TOOLS),
-                                        *tool_hints(settings, GITHUB_HINTS),
                                         OneNamedResource(GitHubRepositories(connection),
                                                          REPOSITORY, one_repo,
                                                          subject=by_owner_and_repo,

@@ -6,8 +6,9 @@ exactly one, the turn's first call is offered only the tools about one applicati
 such call is about that application, spelled as the inventory spells it: a name the model
 has never seen is otherwise just a word to it, one to search for or to take for a project.
 Which of the one-app tools answers the question (status, events, logs, history) stays the
-model's choice, or a tool hint's. A repository named without its owner is the one repository
-of that name the token can see: its tools get that owner, not one the model filled in.
+model's choice, by what each tool's description says it answers. A repository named without
+its owner is the one repository of that name the token can see: its tools get that owner,
+not one the model filled in.
 
 A question naming no application, or several, is left as it is: a typo is not a name here, so
 the tools themselves answer it with the closest names ("did you mean"); several are the
@@ -23,8 +24,13 @@ from collections.abc import Awaitable, Callable, Collection
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages.tool import ToolCall
 
-from pilothouse.agents.inventory import LOOKUP_SECONDS, InventorySource, candidates
-from pilothouse.context.rewrite import first_call, question_text, with_revised_calls
+from pilothouse.agents.inventory import LOOKUP_SECONDS, InventorySource, Mention, candidates
+from pilothouse.context.rewrite import (
+    add_turn_note,
+    first_call,
+    question_text,
+    with_revised_calls,
+)
 from pilothouse.errors import PilothouseError
 
 log = logging.getLogger("pilothouse.agents.named_scope")
@@ -61,17 +67,17 @@ class OneNamedResource(AgentMiddleware):
         self.narrow = narrow
         self.timeout_seconds = timeout_seconds
 
-    async def named(self, question: str) -> set[str]:
-        """The inventory's names of the resources of `kind` that `question` names."""
+    async def named(self, question: str) -> list[Mention]:
+        """The resources of `kind` that `question` names, one mention per inventory name."""
         words = candidates(question)
         if not words:
-            return set()
+            return []
         try:
             found = await asyncio.wait_for(self.source.resolve(words), self.timeout_seconds)
         except (PilothouseError, OSError, TimeoutError) as exc:
             log.debug("The inventory was not read (%s); the question keeps every tool.", exc)
-            return set()
-        return {m.name for m in found if m.kind == self.kind}
+            return []
+        return list({m.name: m for m in found if m.kind == self.kind}.values())
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -79,10 +85,10 @@ class OneNamedResource(AgentMiddleware):
         if not first_call(request):
             return await handler(request)
         scoped = [t for t in request.tools if getattr(t, "name", None) in self.scoped_tools]
-        names = await self.named(question_text(request)) if scoped else set()
-        if len(names) != 1:
+        named = await self.named(question_text(request)) if scoped else []
+        if len(named) != 1:
             return await handler(request)
-        subject = self.subject(names.pop())
+        subject = self.subject(named[0].name)
 
         def about_it(call: ToolCall) -> ToolCall:
             args = call["args"]
@@ -92,4 +98,8 @@ class OneNamedResource(AgentMiddleware):
 
         if self.narrow:
             request = request.override(tools=scoped, tool_choice="required")
+        # The model is told what the name is, for this call only: a note kept in the
+        # conversation was copied into later questions, about other resources (measured).
+        request = add_turn_note(request, f"Resolved against the live inventory: "
+                                         f"{named[0].describe()}.")
         return with_revised_calls(await handler(request), about_it)

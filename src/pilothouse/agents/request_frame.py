@@ -13,9 +13,9 @@ for:
 Where they agree they decide alone: a clause that names a resource and uses its agent's words
 is that agent's, and a word another domain also uses ("files" of a pull request, a workflow
 "run"), or a name it also has (a repository named after its application), does not pull a
-second agent in. Where nothing agrees, every agent either names is asked. The resolved names
-travel with the question to the agent asked (`resolution_note`), so an owner nobody typed
-comes from the inventory, not from a guess.
+second agent in. Where nothing agrees, every agent either names is asked. The agent asked
+resolves the names of its own domain again (`agents.named_scope`): it may run in another
+process, and a name travels as what the person typed, never as a note a model could copy.
 """
 
 from __future__ import annotations
@@ -75,13 +75,6 @@ class RequestFrame:
         for clause in clauses(self.question) or [self.question]:
             found += [a for a in self.agents_for(clause) if a not in found]
         return found
-
-    def resolution_note(self, agent: str, part: str) -> str:
-        """What the names `part` mentions are, for `agent` ("" when it mentions none of its)."""
-        mine = [m for m in self.mentions if m.agent == agent and _mentioned_in(part, m) >= 0]
-        unique = list(dict.fromkeys(m.describe() for m in mine))
-        return ("Names resolved against the live inventory: " + "; ".join(unique) + ".") \
-            if unique else ""
 
 
 class FrameBuilder:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 
 from pilothouse.agents.direct_answer import DIRECT
 from pilothouse.agents.inventory import Inventory
@@ -31,6 +31,7 @@ from pilothouse.context.rewrite import (
     RequestRewriteMiddleware,
     calling,
     question_text,
+    with_revised_calls,
 )
 from pilothouse.models.tokens import turn_messages, turn_start
 from pilothouse.runtime.answer_views import shown_text
@@ -258,7 +259,18 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
                 else self._follow_up_agent(request)
         if agent is None or f"ask_{agent}" not in offered:
             return None
-        if note := frame.resolution_note(agent, question):
-            question += TURN_NOTE + note
         return calling(f"ask_{agent}", {"question": question})
+
+    def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
+        """The model's questions to agents without any note: notes are code's, written for
+        one call. Measured: the local supervisor copied an earlier call's note into the next
+        question, which then named an application the person had not asked about."""
+        def without_note(call: ToolCall) -> ToolCall:
+            question = call["args"].get("question")
+            if not call["name"].startswith("ask_") or not isinstance(question, str) \
+                    or TURN_NOTE not in question:
+                return call
+            return {**call, "args": {**call["args"],
+                                     "question": question.split(TURN_NOTE, 1)[0]}}
+        return with_revised_calls(response, without_note)
 

@@ -77,10 +77,10 @@ def change_tools(run: tool_base.ToolRunner[Any]) -> list[Tool]:
             follow_seconds=follow_seconds), views.action_view)
 
     reads: list[tuple[tool_base.ToolFunction, str]] = [
-        (get_application_history, "Deploy history of an application, newest first, paged: "
-                                  "id, revision, when, who, and the commit message."),
-        (diff_application, "Live vs desired state of an application: per resource that "
-                           "differs, a unified diff (capped)."),
+        (get_application_history, "One application's deploys, newest first, paged: id, "
+                                  "revision, when, who, and the commit message."),
+        (diff_application, "How one application's live state differs from git (drift): "
+                           "per resource that differs, a unified diff (capped)."),
         (get_application_changes, "What changed before an app's trouble: deploys and warning "
                                   "events in time order, with SHAs to look up on GitHub."),
     ]
@@ -88,7 +88,8 @@ def change_tools(run: tool_base.ToolRunner[Any]) -> list[Tool]:
         (rollback_application, "Roll an application back to an earlier deploy. Dry run by "
                                "default: target revision, commit and diff; a real rollback "
                                "needs approval."),
-        (run_resource_action, "List or run a resource action (restart or scale a Deployment). "
+        (run_resource_action, "List the actions of one of an app's resources, or run one "
+                              "(restart or scale a Deployment). "
                               "Dry run by default; running one needs approval."),
     ]
     return ([tool_base.tool(fn, text, annotations=tool_base.READ_ONLY) for fn, text in reads]

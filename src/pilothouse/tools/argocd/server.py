@@ -173,21 +173,26 @@ def build_argocd_server(settings: Settings | None = None, *,
             c, name, dry_run=dry_run, approved=approved, prune=prune, revision=revision,
             project=project, expected_evidence=expected_evidence), change_views.sync_view)
 
+    # Each description says which question its tool answers, in the words of what is asked
+    # for (status, events, pods, drift), not of the API: the model picks a tool by them.
     tools: list[tuple[tool_base.ToolFunction, str]] = [
-        (list_applications, "List Argo CD applications, paged; filter by project, sync/health "
-                            "status or label selector. Summary counts cover all matches."),
-        (get_application, "One application's status summary. Set include_* for resources, "
-                          "conditions or the last operation."),
-        (get_application_resource_tree, "Live resource tree of an application: counts by "
-                                        "kind and health, unhealthy resources listed."),
-        (get_application_events, "Newest Kubernetes events of an application."),
-        (get_application_logs, "Last log lines of an application's pods (max 500)."),
+        (list_applications, "Every application, or a project's, paged; filter by sync or "
+                            "health status or label selector. Counts cover all matches."),
+        (get_application, "One application: sync and health (why not healthy), project, "
+                          "repo and path, destination cluster and namespace, images, last "
+                          "sync."),
+        (get_application_resource_tree, "One application's Kubernetes resources (pods, "
+                                        "deployments, services): counts by kind and health, "
+                                        "unhealthy ones listed."),
+        (get_application_events, "One application's Kubernetes events, newest first: the "
+                                 "warnings that say why it is degraded or failing."),
+        (get_application_logs, "Log lines of one application's pods (max 500)."),
         (list_projects, "List Argo CD projects, paged."),
-        (list_applicationsets, "List ApplicationSets, paged."),
+        (list_applicationsets, "List ApplicationSets (templates that generate apps), paged."),
         (list_clusters, "List clusters Argo CD deploys to, paged, with connection status."),
-        (search_argocd_resources, "Search applications, projects, applicationsets and "
-                                  "clusters by name, label, repo, path, namespace or cluster. "
-                                  "Paged."),
+        (search_argocd_resources, "Find applications, projects, applicationsets and clusters "
+                                  "by part of a name (a team, an environment), label, repo, "
+                                  "path, namespace or cluster. Paged."),
     ]
     registered = [tool_base.tool(fn, description, annotations=tool_base.READ_ONLY)
                   for fn, description in tools]

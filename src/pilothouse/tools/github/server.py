@@ -114,17 +114,21 @@ def build_github_server(api_url: str = DEFAULT_API_URL, token: str | None = None
                          views.view(views.RUN_LOGS))
 
     tools: list[tuple[tool_base.ToolFunction, str]] = [
-        (list_pull_requests, "List a repository's pull requests, one page at a time."),
-        (get_pull_request, "One pull request: state, review decision, reviews and a summary "
-                           "of the files changed."),
-        (list_pull_requests_awaiting_review, "Open pull requests waiting for a review (no "
-                                             "approval, no change request yet)."),
-        (list_issues, "List a repository's issues, one page at a time."),
-        (search_issues, "Search issues and pull requests across repositories; paged, with "
-                        "the total count."),
-        (list_workflow_runs, "List GitHub Actions workflow runs, newest first; filter by "
-                             "status, branch or event."),
-        (get_workflow_run_logs, "The last log lines of a workflow run's failing steps."),
+        (list_pull_requests, "One repository's pull requests (open, closed or all), one page "
+                            "at a time."),
+        (get_pull_request, "One pull request by number: state, review decision, reviews "
+                           "and a summary of the files changed."),
+        (list_pull_requests_awaiting_review, "The review queue: open pull requests waiting "
+                                             "for a review (no approval, no change request "
+                                             "yet)."),
+        (list_issues, "One repository's issues, one page at a time."),
+        (search_issues, "Find issues and pull requests by label, author, state or text, in "
+                        "one repository or across many; paged, with the total count (how "
+                        "many)."),
+        (list_workflow_runs, "A repository's GitHub Actions (CI) workflow runs, newest "
+                             "first; filter by status (failure), branch or event."),
+        (get_workflow_run_logs, "The last log lines of one workflow run's failing steps, by "
+                                "run id."),
     ]
     registered = [tool_base.tool(fn, description, annotations=tool_base.READ_ONLY)
                   for fn, description in tools]
