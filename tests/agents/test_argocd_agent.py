@@ -240,3 +240,31 @@ async def test_a_question_naming_one_application_is_about_it(
     # A question naming no application keeps every tool.
     assert {t["function"]["name"] for t in other.tools} > one_app | {"list_applications"}
     assert next(e.text for e in unnamed if isinstance(e, Answer)).startswith(LEAD)
+
+
+async def test_a_question_naming_one_project_lists_that_projects_applications(
+    argocd_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    settings = argocd_settings()
+    # The model spells the project as the person did: the call filters by the inventory's.
+    setup = scripted_setup([tool_call("list_applications", project="PAYMENTS",
+                                      health_status="Degraded"), LEAD,
+                            tool_call("list_applications", page=1), LEAD],
+                           window=32_000, settings=settings)
+    async with open_argocd_toolkit(settings) as toolkit:
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+        events = await run(graph, "Which apps in project PAYMENTS are degraded?", "p-scope")
+        # "inventory" is a project's name here too: whether to filter by it is the model's.
+        await run(graph, "show me the whole inventory of apps", "p-word")
+
+    first = setup.chat_model.requests[0]  # type: ignore[attr-defined]
+    assert {t["function"]["name"] for t in first.tools} == {
+        "list_applications", "list_applicationsets", "search_argocd_resources"}
+    assert "'PAYMENTS' is an Argo CD project (payments)" in str(first.messages[-1].content)
+    state = await graph.aget_state({"configurable": {"thread_id": "p-scope"}})
+    [call] = state.values["messages"][1].tool_calls
+    assert call["args"] == {"project": "payments", "health_status": "Degraded"}
+    [answer] = [e.text for e in events if isinstance(e, Answer)]
+    assert "| payments |" in answer and "| Degraded |" in answer
+    state = await graph.aget_state({"configurable": {"thread_id": "p-word"}})
+    assert state.values["messages"][1].tool_calls[0]["args"] == {"page": 1}

@@ -21,8 +21,8 @@ from langchain_core.tools import BaseTool
 from pilothouse.agents.argocd_prompt import ARGOCD_SYSTEM_PROMPT
 from pilothouse.agents.evidence_gate import EVIDENCE_KEY, EvidenceGate, evidence_gate
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
-from pilothouse.agents.inventory import APPLICATION, ArgoCDNames
-from pilothouse.agents.named_scope import OneNamedResource
+from pilothouse.agents.inventory import APPLICATION, PROJECT, ArgoCDNames
+from pilothouse.agents.named_scope import OneNamedResource, by_project
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
@@ -67,6 +67,8 @@ ONE_APP_TOOLS = (
     "get_application", "get_application_resource_tree", "get_application_events",
     "get_application_logs", "get_application_history", "diff_application",
     "get_application_changes", SYNC_TOOL, ROLLBACK_TOOL, ACTION_TOOL)
+#: Tools about one project's applications, named by their `project` argument.
+PROJECT_TOOLS = ("list_applications", "list_applicationsets")
 #: A person asking to see a change, not to make it (a change itself still waits for approval).
 PREVIEW_PHRASES = ("preview", "dry run", "dry-run", "what would", "would it", "would change",
                    "do not", "don't", "not yet", "plan", "simulate", "before i", "what if")
@@ -226,8 +228,13 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
             approvals=approvals,
             after_approval=approved,
             extra_middleware=[ToolChoiceMiddleware(ANSWERING_TOOLS),
-                              OneNamedResource(ArgoCDNames(settings), APPLICATION,
-                                               ONE_APP_TOOLS),
+                              OneNamedResource(ArgoCDNames(settings, (APPLICATION,)),
+                                               APPLICATION, ONE_APP_TOOLS),
+                              # Inside: a question naming an app and its project is the app's.
+                              OneNamedResource(ArgoCDNames(settings, (PROJECT,)), PROJECT,
+                                               PROJECT_TOOLS, subject=by_project,
+                                               offered_with=(SEARCH_TOOL,),
+                                               adds_subject=False),
                               GroundedArgsMiddleware(
                                   GROUNDED_IDS, GROUNDED_FILTERS, GROUNDED_NAMES,
                                   subjects={**dict.fromkeys(ONE_APP_TOOLS, "name"),

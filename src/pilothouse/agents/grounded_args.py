@@ -16,9 +16,9 @@ and on a follow-up took a project from the project column of the previous page.
 Filters are held to the same rule against the person's words: a status filter nobody asked for
 narrows a listing to a wrong answer. Measured on the local model: a question for one
 environment's applications became `list_applications(sync_status="Synced",
-health_status="Healthy", ...)` (212 of 276 matches). A filter value is kept only when one
-of its phrases ("degraded", "unhealthy", "out of sync") occurs in a person's message of the
-conversation.
+health_status="Healthy", ...)` (212 of 276 matches). A filter is kept only when a person's
+message of the conversation speaks of what it filters (one phrase of any of its values:
+"degraded", "healthy", "out of sync"); the model reads which value they meant.
 """
 
 from __future__ import annotations
@@ -70,12 +70,16 @@ def _said(phrases: Sequence[str], text: str) -> bool:
 
 def asked_for(value: object, phrases: Mapping[str, Sequence[str]],
               messages: Sequence[BaseMessage]) -> bool:
-    """Whether a person's message says one of the phrases of filter value `value`.
+    """Whether a person's message speaks of what filter value `value` filters: one of the
+    phrases of any of the filter's values (`phrases`: value -> phrases).
 
+    Code checks that the person asked about the dimension; which value they meant is the
+    model's to read. Measured: "how many apps aren't synced?" came as `OutOfSync`, and code
+    that matched the value's own words set it to `Synced` (a word table cannot read "not").
     A value with no phrases listed is left alone (True)."""
-    said = phrases.get(str(value).replace("_", "").replace(" ", "").lower())
-    if said is None:
+    if str(value).replace("_", "").replace(" ", "").lower() not in phrases:
         return True
+    said = [phrase for values in phrases.values() for phrase in values]
     return any(_said(said, message_text(m)) for m in messages if isinstance(m, HumanMessage))
 
 

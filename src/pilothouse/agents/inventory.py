@@ -24,7 +24,7 @@ import logging
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from pilothouse.config import Settings
 from pilothouse.errors import PilothouseError
@@ -116,18 +116,23 @@ def by_name(words: Sequence[Candidate]) -> dict[str, list[Candidate]]:
 #: The kinds of resource an inventory names (the words an agent is told them in).
 APPLICATION = "an Argo CD application"
 APPLICATIONSET = "an Argo CD ApplicationSet"
+PROJECT = "an Argo CD project"
 REPOSITORY = "a GitHub repository"
 
 
 class ArgoCDNames:
-    """Argo CD's applications and ApplicationSets, streamed by name (bounded memory)."""
+    """Argo CD's names of the `kinds` asked for (applications, ApplicationSets, projects),
+    streamed by name (bounded memory)."""
 
     agent = "argocd"
-    _KINDS = (("/api/v1/applications", APPLICATION),
-              ("/api/v1/applicationsets", APPLICATIONSET))
+    _PATHS: ClassVar[dict[str, str]] = {
+        APPLICATION: "/api/v1/applications", APPLICATIONSET: "/api/v1/applicationsets",
+        PROJECT: "/api/v1/projects"}
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings,
+                 kinds: Sequence[str] = (APPLICATION, APPLICATIONSET)) -> None:
         self.settings = settings
+        self.kinds = tuple(kinds)
 
     async def resolve(self, words: Sequence[Candidate]) -> list[Mention]:
         from pilothouse.tools.argocd.client import ArgoCDClient
@@ -135,14 +140,15 @@ class ArgoCDNames:
         table = by_name(words)
         found: list[Mention] = []
         async with ArgoCDClient.from_settings(self.settings, retries=0) as client:
-            for path, kind in self._KINDS:
+            for kind in self.kinds:
                 def take(item: dict[str, Any], kind: str = kind) -> None:
                     name = (item.get("metadata") or {}).get("name")
                     if isinstance(name, str):
                         found.extend(Mention(w.text, w.start, self.agent, kind, name)
                                      for w in table.get(normal(name), ()))
 
-                await client.scan(path, take, params={"fields": "items.metadata.name"})
+                await client.scan(self._PATHS[kind], take,
+                                  params={"fields": "items.metadata.name"})
         return found
 
 
@@ -186,7 +192,10 @@ def inventory_of(settings: Settings, agents: Collection[str]) -> Inventory:
 
     sources: list[InventorySource] = []
     if "argocd" in agents and settings.argocd_url:
-        sources.append(ArgoCDNames(settings))
+        # Not projects: a project names a group, often with an ordinary word ("default",
+        # "platform"), which would pull Argo CD into questions about other things. The Argo
+        # CD agent resolves them itself (`agents.named_scope`).
+        sources.append(ArgoCDNames(settings, (APPLICATION, APPLICATIONSET)))
     if "github" in agents and settings.github_token:
         sources.append(GitHubRepositories(github_connection(settings)))
     if "devops" in agents:

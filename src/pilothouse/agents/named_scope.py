@@ -1,4 +1,4 @@
-"""A question that names exactly one application (or repository) is about it.
+"""A question that names exactly one application (or project, or repository) is about it.
 
 The live inventory says whether a word of the question is an application's name; no word list
 can (one world calls its apps `shop-api-blue`, another `shopfront`). When the question names
@@ -8,7 +8,11 @@ has never seen is otherwise just a word to it, one to search for or to take for 
 Which of the one-app tools answers the question (status, events, logs, history) stays the
 model's choice, by what each tool's description says it answers. A repository named without
 its owner is the one repository of that name the token can see: its tools get that owner,
-not one the model filled in.
+not one the model filled in. A question naming one project and no application is about many
+applications: its first call is offered the tools over many (the project's listings and the
+search, since a project's name can be an ordinary word: "search", "default"), and a project
+filter the model gives is spelled as the inventory spells it. Whether to filter by the project
+stays the model's: "the full inventory" names no project called "inventory".
 
 A question naming no application, or several, is left as it is: a typo is not a name here, so
 the tools themselves answer it with the closest names ("did you mean"); several are the
@@ -45,6 +49,11 @@ def by_name(name: str) -> dict[str, str]:
     return {"name": name}
 
 
+def by_project(name: str) -> dict[str, str]:
+    """A project's listings filter by `project`."""
+    return {"project": name}
+
+
 def by_owner_and_repo(name: str) -> dict[str, str]:
     """A repository's tools name it by `owner` and `repo` (`owner/repo` in the inventory)."""
     owner, _, repo = name.partition("/")
@@ -53,11 +62,13 @@ def by_owner_and_repo(name: str) -> dict[str, str]:
 
 class OneNamedResource(AgentMiddleware):
     """When the question names exactly one resource of `kind` in `source`'s inventory, each
-    call of a turn's first model call to `tools` is about it (its `subject` arguments), and
-    with `narrow` that call is offered only `tools`."""
+    call of a turn's first model call to `tools` is about it (its `subject` arguments; with
+    `adds_subject=False` only the subject arguments the model gave are respelled), and with
+    `narrow` that call is offered only `tools` and `offered_with`."""
 
     def __init__(self, source: InventorySource, kind: str, tools: Collection[str], *,
                  subject: Subject = by_name, narrow: bool = True,
+                 offered_with: Collection[str] = (), adds_subject: bool = True,
                  timeout_seconds: float = LOOKUP_SECONDS) -> None:
         super().__init__()
         self.source = source
@@ -65,7 +76,14 @@ class OneNamedResource(AgentMiddleware):
         self.scoped_tools = frozenset(tools)
         self.subject = subject
         self.narrow = narrow
+        self.offered = self.scoped_tools | frozenset(offered_with)
+        self.adds_subject = adds_subject
         self.timeout_seconds = timeout_seconds
+
+    @property
+    def name(self) -> str:
+        """One per kind: an agent scopes its applications and its projects separately."""
+        return f"{type(self).__name__}[{self.kind}]"
 
     async def named(self, question: str) -> list[Mention]:
         """The resources of `kind` that `question` names, one mention per inventory name."""
@@ -92,12 +110,16 @@ class OneNamedResource(AgentMiddleware):
 
         def about_it(call: ToolCall) -> ToolCall:
             args = call["args"]
-            if call["name"] not in self.scoped_tools or subject.items() <= args.items():
+            if call["name"] not in self.scoped_tools:
                 return call
-            return {**call, "args": {**args, **subject}}
+            given = subject if self.adds_subject else {
+                key: value for key, value in subject.items() if args.get(key) is not None}
+            return call if given.items() <= args.items() else {
+                **call, "args": {**args, **given}}
 
         if self.narrow:
-            request = request.override(tools=scoped, tool_choice="required")
+            request = request.override(tools=[t for t in request.tools if getattr(
+                t, "name", None) in self.offered], tool_choice="required")
         # The model is told what the name is, for this call only: a note kept in the
         # conversation was copied into later questions, about other resources (measured).
         request = add_turn_note(request, f"Resolved against the live inventory: "
