@@ -90,9 +90,10 @@ async def test_a_search_query_and_page_size_nobody_asked_for_are_held_to_the_per
 async def test_a_repository_named_without_its_owner_gets_the_one_owner_the_token_sees(
     make_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
 ) -> None:
-    # The model fills in an owner nobody gave (an example's, or the repository's name).
+    # The model fills in an owner nobody gave (an example's, or the repository's name), and a
+    # reviewer's login for "me" (a name nobody gave is dropped).
     guessed = tool_call("list_pull_requests_awaiting_review", owner="payments-api",
-                        repo="payments-api")
+                        repo="payments-api", reviewer="octocat")
     with running_github_sandbox() as sandbox:
         settings = dataclasses.replace(make_settings(), github_api_url=sandbox.url,
                                        github_token=sandbox.token)

@@ -17,7 +17,14 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.agents.factory import AgentFactory
-from pilothouse.agents.inventory import Inventory, Mention, candidates, inventory_of
+from pilothouse.agents.inventory import (
+    PROJECT,
+    ArgoCDNames,
+    Inventory,
+    Mention,
+    candidates,
+    inventory_of,
+)
 from pilothouse.agents.request_frame import RequestFrame
 from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter
 from pilothouse.agents.toolkit import Toolkit
@@ -126,6 +133,28 @@ async def test_a_dead_or_slow_inventory_leaves_routing_to_the_words(
 
 def mention(text: str, agent: str, question: str) -> Mention:
     return Mention(text, question.index(text), agent, f"a thing of {agent}", text)
+
+
+def test_a_projects_name_decides_only_what_nothing_else_decides() -> None:
+    def project(text: str, question: str) -> Mention:
+        return Mention(text, question.index(text), "argocd", PROJECT, text)
+
+    alone = "anything broken in ledgerline?"
+    assert RequestFrame(alone, (project("ledgerline", alone),), ROUTER.words_at).agents == [
+        "argocd"]
+    # A project called "search" is not what "search the code" is about.
+    worded = "search the code for retries"
+    assert RequestFrame(worded, (project("search", worded),), ROUTER.words_at).agents == [
+        "devops"]
+
+
+async def test_the_built_in_project_is_never_a_name(sandbox: RunningSandbox,
+                                                     make_settings: Callable[..., Settings],
+                                                     ) -> None:
+    settings = make_settings(ARGOCD_URL=sandbox.url, ARGOCD_TOKEN=sandbox.token)
+    names = ArgoCDNames(settings, (PROJECT,))
+    found = await names.resolve(candidates("the default timeout of payments"))
+    assert [(m.text, m.kind) for m in found] == [("payments", PROJECT)]
 
 
 def test_a_name_alone_routes_to_its_agent() -> None:

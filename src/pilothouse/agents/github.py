@@ -45,7 +45,10 @@ GROUNDED_FILTERS = {
 _PAGED = ("list_pull_requests", "list_pull_requests_awaiting_review", "list_issues",
           "search_issues", "list_workflow_runs")
 GROUNDED_NAMES = {**{tool: ("per_page",) for tool in _PAGED},
-                  "list_workflow_runs": ("branch", "event", "per_page")}
+                  "list_workflow_runs": ("branch", "event", "per_page"),
+                  # Measured: "anything waiting on me to review?" came with a login nobody
+                  # gave (`reviewer="octocat"`), and an empty queue.
+                  "list_pull_requests_awaiting_review": ("reviewer", "per_page")}
 
 
 @asynccontextmanager

@@ -117,6 +117,12 @@ def by_name(words: Sequence[Candidate]) -> dict[str, list[Candidate]]:
 APPLICATION = "an Argo CD application"
 APPLICATIONSET = "an Argo CD ApplicationSet"
 PROJECT = "an Argo CD project"
+#: Kinds that name a group of resources, often with an ordinary word ("search", "default",
+#: "platform"): such a name decides the agent only for a question nothing else decides.
+GROUP_KINDS = frozenset({PROJECT})
+#: Every Argo CD has the project "default": naming it says nothing about the question ("the
+#: default timeout"), so it is never resolved.
+BUILT_IN_PROJECT = (PROJECT, "default")
 REPOSITORY = "a GitHub repository"
 
 
@@ -143,7 +149,7 @@ class ArgoCDNames:
             for kind in self.kinds:
                 def take(item: dict[str, Any], kind: str = kind) -> None:
                     name = (item.get("metadata") or {}).get("name")
-                    if isinstance(name, str):
+                    if isinstance(name, str) and (kind, name) != BUILT_IN_PROJECT:
                         found.extend(Mention(w.text, w.start, self.agent, kind, name)
                                      for w in table.get(normal(name), ()))
 
@@ -192,10 +198,7 @@ def inventory_of(settings: Settings, agents: Collection[str]) -> Inventory:
 
     sources: list[InventorySource] = []
     if "argocd" in agents and settings.argocd_url:
-        # Not projects: a project names a group, often with an ordinary word ("default",
-        # "platform"), which would pull Argo CD into questions about other things. The Argo
-        # CD agent resolves them itself (`agents.named_scope`).
-        sources.append(ArgoCDNames(settings, (APPLICATION, APPLICATIONSET)))
+        sources.append(ArgoCDNames(settings, (APPLICATION, APPLICATIONSET, PROJECT)))
     if "github" in agents and settings.github_token:
         sources.append(GitHubRepositories(github_connection(settings)))
     if "devops" in agents:

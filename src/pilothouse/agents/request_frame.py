@@ -7,7 +7,8 @@ for:
 
 - the resources it names: a name an agent's inventory holds is that agent's (an application
   named bare reaches Argo CD, a repository named bare reaches GitHub, a file or identifier of
-  the workspace reaches DevOps), whatever the world calls its things;
+  the workspace reaches DevOps), whatever the world calls its things; a group's name (an
+  Argo CD project) only where nothing else names an agent;
 - the words of each domain (`routing.DOMAIN_WORDS`): the kinds of things and actions.
 
 Where they agree they decide alone: a clause that names a resource and uses its agent's words
@@ -25,7 +26,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from pilothouse.agents.inventory import Inventory, Mention
+from pilothouse.agents.inventory import GROUP_KINDS, Inventory, Mention
 from pilothouse.agents.question_parts import clauses
 
 #: Where in a text each agent's domain words first occur.
@@ -52,10 +53,15 @@ class RequestFrame:
         """The agents a part of the question (`text`) is for, in the order it names them."""
         worded = self.words_at(text)
         named: dict[str, int] = {}
+        grouped: dict[str, int] = {}
         for mention in self.mentions:
             at = _mentioned_in(text, mention)
             if at >= 0:
-                named.setdefault(mention.agent, at)
+                (grouped if mention.kind in GROUP_KINDS else named).setdefault(mention.agent, at)
+        if not worded and not named:
+            # A group's name (a project) decides only what nothing else decides: it is often
+            # an ordinary word ("search the code" is not about a project called "search").
+            named = grouped
         confirmed = {agent for agent in named if agent in worded}
         if confirmed:
             # A clause that names an agent's resource in that agent's words is its: a word

@@ -77,12 +77,13 @@ def change_tools(run: tool_base.ToolRunner[Any]) -> list[Tool]:
             follow_seconds=follow_seconds), views.action_view)
 
     reads: list[tuple[tool_base.ToolFunction, str]] = [
-        (get_application_history, "One application's deploys, newest first, paged: id, "
-                                  "revision, when, who, and the commit message."),
-        (diff_application, "How one application's live state differs from git (drift): "
+        (get_application_history, "Who deployed one application, when, and which revision: "
+                                  "its deploys, newest first, paged, with commit messages."),
+        (diff_application, "Whether one application drifted from git (live vs desired): "
                            "per resource that differs, a unified diff (capped)."),
-        (get_application_changes, "What changed before an app's trouble: deploys and warning "
-                                  "events in time order, with SHAs to look up on GitHub."),
+        (get_application_changes, "What changed before one application's trouble started: "
+                                  "deploys and warning events in time order, with SHAs to "
+                                  "look up on GitHub."),
     ]
     writes: list[tuple[tool_base.ToolFunction, str]] = [
         (rollback_application, "Roll an application back to an earlier deploy. Dry run by "

@@ -178,15 +178,14 @@ def build_argocd_server(settings: Settings | None = None, *,
     tools: list[tuple[tool_base.ToolFunction, str]] = [
         (list_applications, "Every application, or a project's, paged; filter by sync or "
                             "health status or label selector. Counts cover all matches."),
-        (get_application, "One application: sync and health (why not healthy), project, "
-                          "repo and path, destination cluster and namespace, images, last "
-                          "sync."),
-        (get_application_resource_tree, "One application's Kubernetes resources (pods, "
-                                        "deployments, services): counts by kind and health, "
-                                        "unhealthy ones listed."),
-        (get_application_events, "One application's Kubernetes events, newest first: the "
-                                 "warnings that say why it is degraded or failing."),
-        (get_application_logs, "Log lines of one application's pods (max 500)."),
+        (get_application, "One application's status: sync and health, project, repo and "
+                          "path, destination cluster and namespace, images, last sync."),
+        (get_application_resource_tree, "Which pods and other Kubernetes resources of one "
+                                        "application are unhealthy: counts by kind and "
+                                        "health, unhealthy ones listed."),
+        (get_application_events, "Why one application is degraded, failing or broken: its "
+                                 "Kubernetes events, newest first, with the warnings."),
+        (get_application_logs, "What one application's pods log: the last lines (max 500)."),
         (list_projects, "List Argo CD projects, paged."),
         (list_applicationsets, "List ApplicationSets (templates that generate apps), paged."),
         (list_clusters, "List clusters Argo CD deploys to, paged, with connection status."),
