@@ -6,7 +6,7 @@ first call (`tool_choice="required"`); the model still writes the arguments, and
 the turn see every tool again. A question no hint matches keeps the whole menu.
 
 The Argo CD and GitHub agents have no hints: their tables of words per tool were fitted to the
-development cases (measured: +2 of 12 dev cases, nothing on the other world). Their tools'
+development cases (measured: 2 of 12 dev cases, at most 1 of 12 on the other world). Their tools'
 descriptions say what each answers, and a question naming one application is offered the
 one-application tools (`agents.named_scope`).
 """
