@@ -29,6 +29,7 @@ from pilothouse.agents.shell_intent import FILE_PATH
 from pilothouse.context.rewrite import (
     TURN_NOTE,
     RequestRewriteMiddleware,
+    before_notes,
     calling,
     question_text,
     with_revised_calls,
@@ -270,7 +271,6 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
             if not call["name"].startswith("ask_") or not isinstance(question, str) \
                     or TURN_NOTE not in question:
                 return call
-            return {**call, "args": {**call["args"],
-                                     "question": question.split(TURN_NOTE, 1)[0]}}
+            return {**call, "args": {**call["args"], "question": before_notes(question)}}
         return with_revised_calls(response, without_note)
 

@@ -83,10 +83,15 @@ M = TypeVar("M", bound=BaseMessage)
 TURN_NOTE = "\n\n[Pilothouse note] "
 
 
+def before_notes(text: str) -> str:
+    """`text` without the notes layers added after it (`TURN_NOTE` onwards)."""
+    return text.split(TURN_NOTE, 1)[0]
+
+
 def newest_question(messages: Sequence[BaseMessage]) -> str:
     """The turn's question as the person asked it, without the notes layers added."""
     index = turn_start(messages)
-    return message_text(messages[index]).split(TURN_NOTE, 1)[0] if index >= 0 else ""
+    return before_notes(message_text(messages[index])) if index >= 0 else ""
 
 
 def question_text(request: ModelRequest) -> str:

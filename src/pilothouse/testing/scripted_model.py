@@ -20,7 +20,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
-from pilothouse.context.rewrite import TURN_NOTE
+from pilothouse.context.rewrite import TURN_NOTE, before_notes
 
 Step = AIMessage | str | BaseException | Callable[[list[BaseMessage]], "AIMessage | str"]
 
@@ -33,7 +33,7 @@ def _as_asked(message: BaseMessage) -> BaseMessage:
     the page, nor one that parses a tool's JSON the note after it.
     """
     if isinstance(message.content, str) and TURN_NOTE in message.content:
-        return message.model_copy(update={"content": message.content.split(TURN_NOTE, 1)[0]})
+        return message.model_copy(update={"content": before_notes(message.content)})
     return message
 
 
