@@ -47,6 +47,8 @@ CONTEXT_LAYERS: tuple[str, ...] = (
     "grounding",
     "few_shot",
     "tool_hints",
+    # Issue 29: the model names a question's intent in a short call of its own.
+    "intents",
 )
 
 
