@@ -42,7 +42,7 @@ async def ask(settings: Settings, setup: ModelSetup, question: str) -> tuple[lis
     return events, setup.chat_model.requests  # type: ignore[attr-defined]
 
 
-def calls(events: list[Event]) -> list[tuple[str, str]]:
+def calls(events: list[Event]) -> list[tuple[str | None, str]]:
     return [(e.name, e.status) for e in events if isinstance(e, ToolResult)]
 
 
