@@ -243,7 +243,8 @@ def intent_layer(settings: Settings) -> list[IntentMiddleware]:
     sees its call as one the model made), unless the `intents` layer is off."""
     if not settings.layer_enabled("intents"):
         return []
-    return [IntentMiddleware(ONE_APP_INTENTS, about="one Argo CD application")]
+    return [IntentMiddleware(
+        ONE_APP_INTENTS, task="Classify what a person asks about one Argo CD application.")]
 
 
 @asynccontextmanager

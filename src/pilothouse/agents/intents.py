@@ -16,6 +16,11 @@ frame is the call, and no second model call is spent choosing it. Where the ques
 tool offered. Either way the call records its intent, and its result is the answer: the
 turn's next call writes the lead (`runtime.tool_choice`). A choice that fails (an error, a
 timeout, no intent) leaves the call as it was.
+
+Not used to choose the supervisor's agent: asked which of the agents (or none) answers 19
+questions naming no agent, the same model chose right 6 and 9 times (two wordings of the
+menu). An agent's domain is too broad to say in a line; the question's resources, resolved
+against the live inventories, and its words route it (`agents.request_frame`).
 """
 
 from __future__ import annotations
@@ -71,11 +76,10 @@ def intent_tool(intents: Sequence[Intent]) -> dict[str, Any]:
             "intent": {"type": "string", "enum": [i.label for i in intents]}}}}}
 
 
-def intent_messages(question: str, about: str, intents: Sequence[Intent]) -> list[Any]:
-    """The intent call's whole prompt: the intents, one per line, and the question alone."""
+def intent_messages(question: str, task: str, intents: Sequence[Intent]) -> list[Any]:
+    """The intent call's whole prompt: the task, the intents one per line, the question."""
     menu = "\n".join(f"- {i.label}: {i.meaning}" for i in intents)
-    return [SystemMessage(f"Classify what a person asks about {about}. The intents:\n{menu}"),
-            HumanMessage(question)]
+    return [SystemMessage(f"{task} The intents:\n{menu}"), HumanMessage(question)]
 
 
 def chosen_label(message: Any) -> str | None:
@@ -90,13 +94,14 @@ def chosen_label(message: Any) -> str | None:
 
 class IntentMiddleware(AgentMiddleware):
     """On a turn's first call offered only tools of `intents` (two or more), the model names
-    the intent in a short call of its own; its tool is called (by code where `by_code`)."""
+    the intent in a short call of its own (`task` says what it classifies); its tool is
+    called: by code where `by_code`, else by the model with that tool alone."""
 
-    def __init__(self, intents: Sequence[Intent], *, about: str,
+    def __init__(self, intents: Sequence[Intent], *, task: str,
                  timeout_seconds: float = CHOOSE_SECONDS) -> None:
         super().__init__()
         self.intents = tuple(intents)
-        self.about = about
+        self.task = task
         self.timeout_seconds = timeout_seconds
 
     def offered(self, request: ModelRequest) -> list[Intent]:
@@ -109,7 +114,7 @@ class IntentMiddleware(AgentMiddleware):
     async def choose(self, request: ModelRequest, intents: Sequence[Intent]) -> Intent | None:
         """The intent the model names for the turn's question (None: it named none)."""
         model = request.model.bind_tools([intent_tool(intents)], tool_choice=CHOOSE_TOOL)
-        messages = intent_messages(question_text(request), self.about, intents)
+        messages = intent_messages(question_text(request), self.task, intents)
         try:
             answer = await asyncio.wait_for(model.ainvoke(messages), self.timeout_seconds)
         except (PilothouseError, OSError, TimeoutError, ValueError) as exc:
