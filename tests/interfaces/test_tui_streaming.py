@@ -53,9 +53,12 @@ async def test_the_status_line_says_what_runs_and_tokens_stream_into_the_chat(
             # The model takes a while before its tool call: the clock moves meanwhile.
             await until(pilot, lambda: re.fullmatch(r". thinking · [1-9]\d*s", status())
                         is not None, "the clock to pass a second while the model thinks")
-            # Words arrive one by one: a draft that is a strict start of the answer.
-            await until(pilot, lambda: any(0 < len(d) < len(LEAD) and LEAD.startswith(d)
-                                           for d in drafts()), "a partly streamed answer")
+            # Words arrive one by one: a draft that is a strict start of the answer. The status
+            # is read on every poll (asking can take past the first second on a busy machine,
+            # and the spinner must be seen turning while the model still thinks).
+            await until(pilot, lambda: bool(status()) and any(
+                0 < len(d) < len(LEAD) and LEAD.startswith(d) for d in drafts()),
+                "a partly streamed answer")
             assert re.fullmatch(r". writing the answer · \d+s", status())
             await until(pilot, lambda: answers(app) == [f"{LEAD}\n\n{APPS_VIEW}"],
                         "the whole answer")

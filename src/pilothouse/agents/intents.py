@@ -42,6 +42,7 @@ from pilothouse.context.rewrite import (
     question_text,
     with_final,
 )
+from pilothouse.context.summarizer import INTERNAL_TAG
 from pilothouse.errors import PilothouseError
 
 log = logging.getLogger("pilothouse.agents.intents")
@@ -116,7 +117,9 @@ class IntentMiddleware(AgentMiddleware):
         model = request.model.bind_tools([intent_tool(intents)], tool_choice=CHOOSE_TOOL)
         messages = intent_messages(question_text(request), self.task, intents)
         try:
-            answer = await asyncio.wait_for(model.ainvoke(messages), self.timeout_seconds)
+            # Internal: no text of it streams to the person, and usage counts it apart.
+            answer = await asyncio.wait_for(model.ainvoke(messages, config={
+                "tags": [INTERNAL_TAG], "run_name": CHOOSE_TOOL}), self.timeout_seconds)
         except (PilothouseError, OSError, TimeoutError, ValueError) as exc:
             log.info("The intent call failed (%s); the model chooses the tool.", exc)
             return None
