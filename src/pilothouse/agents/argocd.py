@@ -74,9 +74,10 @@ ONE_APP_TOOLS = (
 ONE_APP_INTENTS = (
     Intent("status", "its sync and health status right now, project, repo, revision, "
                      "destination", "get_application"),
-    Intent("why_failing", "why it is degraded, failing, broken or unhealthy: its warning "
-                          "events", "get_application_events"),
-    Intent("resources", "its pods and other Kubernetes resources, and their health",
+    Intent("why_failing", "why it is degraded, failing or broken: the warning events that "
+                          "explain it", "get_application_events"),
+    Intent("resources", "which Kubernetes resources it has (pods, Deployments, Services) and "
+                        "the state of each (healthy, pending, crash-looping)",
            "get_application_resource_tree"),
     Intent("logs", "what its pods print: log lines", "get_application_logs", by_code=False),
     Intent("deploys", "who deployed it, when, which revision: past deploys and releases",
