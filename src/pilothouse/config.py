@@ -47,8 +47,6 @@ CONTEXT_LAYERS: tuple[str, ...] = (
     "grounding",
     "few_shot",
     "tool_hints",
-    # Issue 29: the model names a question's intent in a short call of its own.
-    "intents",
 )
 
 

@@ -10,7 +10,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.agents.argocd import open_argocd_toolkit
 from pilothouse.agents.factory import AgentFactory
-from pilothouse.agents.intents import CHOOSE_TOOL
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.events import Answer, ApprovalRequest, Event, ToolResult
@@ -111,8 +110,7 @@ async def test_real_sync_waits_for_approval_and_the_model_cannot_approve_itself(
         app = items[["approve", "reject"].index(decision)]["name"]
         # The model claims approval itself; only the person's decision may count.
         sync = tool_call("sync_application", name=app, dry_run=False, approved=True)
-        setup = scripted_setup([tool_call(CHOOSE_TOOL, intent="sync"), sync, "Done."],
-                               window=32_000, settings=settings)
+        setup = scripted_setup([sync, "Done."], window=32_000, settings=settings)
         graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
         conversation = Conversation(graph, f"sync-{decision}")
 
@@ -139,8 +137,7 @@ async def test_the_model_is_not_shown_the_arguments_code_sets_and_an_invented_pr
     # Every tool's schema is read off the requests (the first call is offered the tools about
     # the one app named, the next one every tool).
     settings = argocd_settings(ARGOCD_READ_ONLY="false")
-    setup = scripted_setup([tool_call(CHOOSE_TOOL, intent="rollback"),
-                            tool_call("rollback_application", name="checkout-api-dev"),
+    setup = scripted_setup([tool_call("rollback_application", name="checkout-api-dev"),
                             "That is the plan."], window=32_000, settings=settings)
     async with open_argocd_toolkit(settings) as toolkit:
         graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
@@ -220,8 +217,7 @@ async def test_the_next_page_repeats_the_listing_with_its_filters_without_a_mode
 async def test_a_question_naming_one_application_is_about_it(
     argocd_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
 ) -> None:
-    # The scope alone: which of its tools answers is the intent call's (`test_intents.py`).
-    settings = argocd_settings(PILOTHOUSE_DISABLE_LAYERS="intents")
+    settings = argocd_settings()
     setup = scripted_setup([
         # Named in capitals, and the model misspells it: the call is about the app named.
         tool_call("get_application", name="payments-api-prod"), "It is there.",

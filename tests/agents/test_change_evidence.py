@@ -21,7 +21,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pilothouse.agents.argocd import open_argocd_toolkit
 from pilothouse.agents.factory import AgentFactory
 from pilothouse.agents.grounded_args import mentioned
-from pilothouse.agents.intents import CHOOSE_TOOL
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
@@ -134,8 +133,7 @@ async def test_an_invented_deploy_id_is_dropped_and_a_given_one_kept(
                               "invented-id")
         given = tool_call("rollback_application", name=record.name, history_id=older,
                           dry_run=False)
-        setup = scripted_setup([tool_call(CHOOSE_TOOL, intent="rollback"), given, "Done."],
-                               window=32_000, settings=writable)
+        setup = scripted_setup([given, "Done."], window=32_000, settings=writable)
         graph = AgentFactory(writable, setup, InMemorySaver()).build(toolkit).graph
         named = [e async for e in Conversation(graph, "given-id").ask(
             f"roll {record.name} back to deploy {older}")]
@@ -172,9 +170,8 @@ async def test_the_person_s_words_settle_the_app_and_whether_it_is_a_preview(
     previewed = tool_call("rollback_application", name=record.name, dry_run=False)
     async with open_argocd_toolkit(writable) as toolkit:
         # The change stops for approval after its call; the preview runs its call and answers.
-        rollback = tool_call(CHOOSE_TOOL, intent="rollback")
-        setup = scripted_setup([rollback, asked, rollback, previewed, "That is the plan."],
-                               window=32_000, settings=writable)
+        setup = scripted_setup([asked, previewed, "That is the plan."], window=32_000,
+                               settings=writable)
         graph = AgentFactory(writable, setup, InMemorySaver()).build(toolkit).graph
         change = [e async for e in Conversation(graph, "change").ask(
             f"Roll back {record.name} to the previous version")]

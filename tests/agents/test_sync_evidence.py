@@ -18,7 +18,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.agents.argocd import open_argocd_toolkit
 from pilothouse.agents.factory import AgentFactory
-from pilothouse.agents.intents import CHOOSE_TOOL
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.events import ApprovalRequest, ToolResult
@@ -61,8 +60,7 @@ async def test_a_direct_real_sync_is_approved_on_the_dry_run_code_computed(
     app = drifted(sandbox, 0)
     async with open_argocd_toolkit(writable) as toolkit:
         # The model skips the dry run and claims approval and evidence itself.
-        setup = scripted_setup([tool_call(CHOOSE_TOOL, intent="sync"),
-                                tool_call("sync_application", name=app, dry_run=False,
+        setup = scripted_setup([tool_call("sync_application", name=app, dry_run=False,
                                           approved=True, expected_evidence="forged"), "Done."],
                                window=32_000, settings=writable)
         graph = AgentFactory(writable, setup, InMemorySaver()).build(toolkit).graph
@@ -95,8 +93,7 @@ async def test_a_sync_whose_dry_run_changed_after_the_prompt_does_not_run(
     app = drifted(sandbox, 1)
     headers = {"Authorization": f"Bearer {sandbox.token}"}
     async with open_argocd_toolkit(writable) as toolkit:
-        setup = scripted_setup([tool_call(CHOOSE_TOOL, intent="sync"),
-                                tool_call("sync_application", name=app, dry_run=False),
+        setup = scripted_setup([tool_call("sync_application", name=app, dry_run=False),
                                 "Asked again."], window=32_000, settings=writable)
         graph = AgentFactory(writable, setup, InMemorySaver()).build(toolkit).graph
         conversation = Conversation(graph, "evidence-changed")

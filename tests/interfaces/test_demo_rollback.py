@@ -15,7 +15,6 @@ from collections.abc import Callable
 import pytest
 from rich.console import Console
 
-from pilothouse.agents.intents import CHOOSE_TOOL
 from pilothouse.config import Settings
 from pilothouse.interfaces.demo import DEMO_APPS, Verdict, rollback_candidate, run_demo
 from pilothouse.models.registry import ModelSetup
@@ -47,11 +46,8 @@ async def test_the_rollback_scenario_shows_the_evidence_and_acts_only_when_appro
 ) -> None:
     app = rollback_candidate()
     settings = make_settings(MAX_CONTEXT_TOKENS="32000")
-    # Each question names the app: the model names its intent first (`agents.intents`); code
-    # makes the read's call, the model writes the rollback's.
-    steps = [tool_call(CHOOSE_TOOL, intent="what_changed"),
+    steps = [tool_call("get_application_changes", name=app),
              "The newest deploy came right before the trouble.",
-             tool_call(CHOOSE_TOOL, intent="rollback"),
              tool_call("rollback_application", name=app, dry_run=False),
              "That is where the rollback stands."]
     model = scripted_setup(steps, window=32_000, settings=settings)

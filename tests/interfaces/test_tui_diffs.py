@@ -28,7 +28,6 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from pilothouse.agents.intents import CHOOSE_TOOL
 from pilothouse.config import Settings
 from pilothouse.interfaces.tui import PilothouseApp
 from pilothouse.interfaces.tui.diff_view import DiffFence
@@ -62,8 +61,7 @@ async def test_an_answers_diff_and_a_rollbacks_evidence_are_coloured_by_line(
 ) -> None:
     settings = writable(make_settings(MAX_CONTEXT_TOKENS="32000"), sandbox)
     setup = scripted_setup([
-        tool_call(CHOOSE_TOOL, intent="drift"), "Two resources drifted from Git.",
-        tool_call(CHOOSE_TOOL, intent="rollback"),
+        tool_call("diff_application", name=DRIFTED), "Two resources drifted from Git.",
         tool_call("rollback_application", name=DEGRADED, dry_run=False), "Not rolled back.",
     ], window=32_000, settings=settings)
     app = PilothouseApp(argocd_agent(settings, setup),

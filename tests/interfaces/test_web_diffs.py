@@ -28,7 +28,6 @@ from interfaces_support import on_socket
 from playwright.async_api import Browser, expect
 from test_web_ui import ask, open_page
 
-from pilothouse.agents.intents import CHOOSE_TOOL
 from pilothouse.config import Settings
 from pilothouse.models.registry import ModelSetup
 from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
@@ -52,8 +51,7 @@ async def test_diffs_show_line_by_line_in_answers_and_in_the_approval_card(
 ) -> None:
     settings = writable(make_settings(MAX_CONTEXT_TOKENS="32000"), sandbox)
     setup = scripted_setup([
-        tool_call(CHOOSE_TOOL, intent="drift"), "Two resources drifted from Git.",
-        tool_call(CHOOSE_TOOL, intent="rollback"),
+        tool_call("diff_application", name=DRIFTED), "Two resources drifted from Git.",
         tool_call("rollback_application", name=DEGRADED, dry_run=False), "Not rolled back.",
     ], window=32_000, settings=settings)
     problems: list[str] = []

@@ -21,7 +21,6 @@ from langchain_core.tools import BaseTool
 from pilothouse.agents.argocd_prompt import ARGOCD_SYSTEM_PROMPT
 from pilothouse.agents.evidence_gate import EVIDENCE_KEY, EvidenceGate, evidence_gate
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
-from pilothouse.agents.intents import Intent, IntentMiddleware
 from pilothouse.agents.inventory import APPLICATION, PROJECT, ArgoCDNames
 from pilothouse.agents.named_scope import OneNamedResource, by_project
 from pilothouse.agents.toolkit import Toolkit
@@ -68,29 +67,6 @@ ONE_APP_TOOLS = (
     "get_application", "get_application_resource_tree", "get_application_events",
     "get_application_logs", "get_application_history", "diff_application",
     "get_application_changes", SYNC_TOOL, ROLLBACK_TOOL, ACTION_TOOL)
-#: What a person asks about one application, each answered by one of `ONE_APP_TOOLS`
-#: (`agents.intents`). A change, or logs (a pod, a line count), takes arguments from the
-#: question, so the model writes that call.
-ONE_APP_INTENTS = (
-    Intent("status", "its sync and health status right now, project, repo, revision, "
-                     "destination", "get_application"),
-    Intent("why_failing", "why it is degraded, failing or broken: the warning events that "
-                          "explain it", "get_application_events"),
-    Intent("resources", "which Kubernetes resources it has (pods, Deployments, Services) and "
-                        "the state of each (healthy, pending, crash-looping)",
-           "get_application_resource_tree"),
-    Intent("logs", "what its pods print: log lines", "get_application_logs", by_code=False),
-    Intent("deploys", "who deployed it, when, which revision: past deploys and releases",
-           "get_application_history"),
-    Intent("drift", "whether the live state differs from git (live vs desired)",
-           "diff_application"),
-    Intent("what_changed", "what changed before its trouble started: deploys and warnings "
-                           "in time order", "get_application_changes"),
-    Intent("sync", "sync it to git (deploy the desired state)", SYNC_TOOL, by_code=False),
-    Intent("rollback", "roll it back to an earlier deploy", ROLLBACK_TOOL, by_code=False),
-    Intent("actions", "list or run an action on one of its resources (restart, scale)",
-           ACTION_TOOL, by_code=False),
-)
 #: Tools about one project's applications, named by their `project` argument.
 PROJECT_TOOLS = ("list_applications", "list_applicationsets")
 #: A person asking to see a change, not to make it (a change itself still waits for approval).
@@ -239,15 +215,6 @@ ANSWERING_TOOLS = frozenset({
     "get_application_resource_tree", "get_application_events", "get_application_logs"})
 
 
-def intent_layer(settings: Settings) -> list[IntentMiddleware]:
-    """The intent call of a question about one application (innermost: every other layer
-    sees its call as one the model made), unless the `intents` layer is off."""
-    if not settings.layer_enabled("intents"):
-        return []
-    return [IntentMiddleware(
-        ONE_APP_INTENTS, task="Classify what a person asks about one Argo CD application.")]
-
-
 @asynccontextmanager
 async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
     """Start the Argo CD tool server for `settings` and yield the agent's toolkit."""
@@ -274,6 +241,5 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
                                             SEARCH_TOOL: "query"},
                                   is_change=_is_change, preview_phrases=PREVIEW_PHRASES,
                                   filtered=("list_applications",)),
-                              *evidence,
-                              *intent_layer(settings)],
+                              *evidence],
         )

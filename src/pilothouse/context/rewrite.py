@@ -46,24 +46,11 @@ def first_call(request: ModelRequest) -> bool:
     return bool(request.messages) and isinstance(request.messages[-1], HumanMessage)
 
 
-#: Where a step's calls record the intent they answer (`agents.intents`): kept with the
-#: message, so the turn's next call knows their results answer the question.
-INTENT_KEY = "pilothouse_intent"
-
-
-def calling(name: str, args: dict[str, Any], *, intent: str | None = None) -> ModelResponse:
+def calling(name: str, args: dict[str, Any]) -> ModelResponse:
     """A response that calls tool `name` with `args`: a call code decided, made without the
-    model (it is recorded, gated and answered like one the model made); `intent`: the intent
-    the call answers."""
+    model (it is recorded, gated and answered like one the model made)."""
     call = {"name": name, "args": args, "id": f"call_{uuid4().hex[:24]}", "type": "tool_call"}
-    return ModelResponse(result=[AIMessage(content="", tool_calls=[call], additional_kwargs=(
-        {INTENT_KEY: intent} if intent else {}))])
-
-
-def answers_intent(message: BaseMessage) -> str | None:
-    """The intent a step's calls were chosen to answer (None: the model chose them alone)."""
-    value = message.additional_kwargs.get(INTENT_KEY)
-    return value if isinstance(value, str) else None
+    return ModelResponse(result=[AIMessage(content="", tool_calls=[call])])
 
 
 def final_message(response: ModelResponse) -> AIMessage | None:

@@ -11,9 +11,7 @@
    result once to decide not to call anything and again to write the lead, about half of a
    case's time (`pilothouse eval`'s per-call steps: 10-16 s of 22-41 s). A result that is an
    error or an empty page leaves the choice open, so the model can correct its call; so does
-   any other tool's result (an application's status may call for its events), except the
-   results of calls chosen for the question's intent (`agents.intents`): the intent is what
-   was asked, so its tool's result answers it.
+   any other tool's result (an application's status may call for its events).
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ from collections.abc import Collection, Sequence
 from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from pilothouse.context.rewrite import RequestRewriteMiddleware, answers_intent, first_call
+from pilothouse.context.rewrite import RequestRewriteMiddleware, first_call
 from pilothouse.runtime.answer_views import empty_page
 
 
@@ -33,8 +31,6 @@ def answered(messages: Sequence[BaseMessage], answering: Collection[str]) -> boo
     if calls is None or not calls.tool_calls:
         return False
     ids = {c["id"] for c in calls.tool_calls}
-    if answers_intent(calls):
-        answering = {c["name"] for c in calls.tool_calls}
     results = [m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id in ids]
     return len(results) == len(ids) and all(
         r.name in answering and r.status != "error" and not empty_page(r) for r in results)
