@@ -29,8 +29,11 @@ from pilothouse.sizes import GIB, MIB
 from pilothouse.testing.scripted_model import ScriptedChatModel, tool_call
 
 
-def just_below_rss() -> MemoryBudget:
-    return MemoryBudget(resident_bytes() - MIB)
+def budget_below_rss() -> MemoryBudget:
+    """A budget this process is over, by half: the garbage collector can hand back a few MiB
+    before the guard reads the RSS (a budget 1 MiB below let a turn through in a loaded CI
+    run, 2026-11-28)."""
+    return MemoryBudget(resident_bytes() // 2)
 
 
 def refusals() -> float:
@@ -56,7 +59,7 @@ def test_budget_just_below_current_rss_refuses_with_a_clear_retryable_error(
     before = refusals()
     with caplog.at_level(logging.WARNING, "pilothouse.memory"), \
             pytest.raises(ResourceExhaustedError) as caught:
-        just_below_rss().check()
+        budget_below_rss().check()
     error = caught.value
     assert error.retryable
     assert error.message.startswith("Pilothouse is near its memory budget")
@@ -126,7 +129,7 @@ async def test_guard_in_a_real_agent_refuses_before_the_model_is_called(
 ) -> None:
     setup = scripted_setup(["hello"])
     graph = build_agent(make_settings(), setup, tools=TOOLS,
-                        extra_middleware=[MemoryGuardMiddleware(just_below_rss())],
+                        extra_middleware=[MemoryGuardMiddleware(budget_below_rss())],
                         checkpointer=InMemorySaver())
     events = [e async for e in Conversation(graph, "guarded").ask("list production apps")]
 
