@@ -15,7 +15,7 @@ from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.agents.workspace_names import workspace_packages
 from pilothouse.config import Settings
-from pilothouse.context.rewrite import TURN_NOTE
+from pilothouse.context.rewrite import TURN_NOTE, before_notes
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.events import Answer
 from pilothouse.runtime.session import Conversation
@@ -195,7 +195,7 @@ async def test_a_first_question_for_one_agent_reaches_it_as_asked_and_later_ones
     await collect_answers(conversation, "and its events?")  # no domain word: the model's words
     await collect_answers(conversation, "What about its sync?")  # named, but a later turn
 
-    asked = [str(r.messages[-1].content).split(TURN_NOTE)[0]
+    asked = [before_notes(str(r.messages[-1].content))
              for r in argocd_setup.chat_model.requests]  # type: ignore[attr-defined]
     assert asked[0] == "Diff payments-api-production against git"
     assert asked[1:] == ["Show the events of payments-api-production",
@@ -345,7 +345,7 @@ async def test_an_agent_asked_about_earlier_words_gets_them_with_its_question(
     await collect_answers(conversation, "Who wrote the pull request I said is allowed in?")
 
     asked = str(github_setup.chat_model.requests[-1].messages[-1].content)  # type: ignore[attr-defined]
-    assert asked.split(TURN_NOTE)[0] == (
+    assert before_notes(asked) == (
         "Who wrote the pull request I said is allowed in?\n\n(What the person said earlier, "
         'which the question refers to: "The only fix allowed in is PR 77 in octo/ledger, the '
         'rounding fix.")')

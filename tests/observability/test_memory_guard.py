@@ -53,7 +53,7 @@ def readings(*values: int) -> Callable[[], int]:
     return read
 
 
-def test_budget_just_below_current_rss_refuses_with_a_clear_retryable_error(
+def test_a_budget_below_current_rss_refuses_with_a_clear_retryable_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     before = refusals()
