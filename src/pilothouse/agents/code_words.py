@@ -32,7 +32,7 @@ from pilothouse.agents.workspace_names import MAX_FILE_BYTES, MAX_TOTAL_BYTES, w
 
 #: The kind of mention: words the workspace's code joins into one of its names.
 CODE_WORDS = "words the workspace's code joins into one name"
-#: A name in code or configuration text: identifiers, and hyphenated names ("retry-budget").
+#: A name in code or configuration text: identifiers, and hyphenated names ("payments-gateway").
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+")
 #: The parts of a name: snake, kebab and CamelCase words.
 _PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]+")
