@@ -27,7 +27,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from pilothouse.agents.code_words import CODE_WORDS
 from pilothouse.agents.inventory import GROUP_KINDS, Inventory, Mention
 from pilothouse.agents.question_parts import clauses
 
@@ -55,20 +54,15 @@ class RequestFrame:
         """The agents a part of the question (`text`) is for, in the order it names them."""
         worded = self.words_at(text)
         named: dict[str, int] = {}
-        joined: dict[str, int] = {}
         grouped: dict[str, int] = {}
         for mention in self.mentions:
             at = _mentioned_in(text, mention)
             if at >= 0:
-                kept = joined if mention.kind == CODE_WORDS \
-                    else grouped if mention.kind in GROUP_KINDS else named
-                kept.setdefault(mention.agent, at)
+                (grouped if mention.kind in GROUP_KINDS else named).setdefault(mention.agent, at)
         if not worded and not named:
-            # Weak evidence decides only what nothing else decides, the stronger first: words
-            # the workspace's code joins into one name (`code_words`), then a group's name (a
-            # project), which is often an ordinary word ("search the code" is not about a
-            # project called "search").
-            named = joined or grouped
+            # A group's name (a project) decides only what nothing else decides: it is often
+            # an ordinary word ("search the code" is not about a project called "search").
+            named = grouped
         confirmed = {agent for agent in named if agent in worded}
         if confirmed:
             # A clause that names an agent's resource in that agent's words is its: a word

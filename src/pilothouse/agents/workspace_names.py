@@ -39,7 +39,7 @@ _PATH_SHAPE = re.compile(r".+/.+|[\w-]+\.[A-Za-z][\w]{0,5}")
 #: general question about GitOps went to the DevOps agent.
 _IDENTIFIER_SHAPE = re.compile(r"[A-Za-z]\w*_\w*[A-Za-z0-9]")
 #: Files whose text is searched for identifiers, and how much of it.
-MAX_FILE_BYTES, MAX_TOTAL_BYTES = 512 * 1024, 64 * 1024 * 1024
+_MAX_FILE_BYTES, _MAX_TOTAL_BYTES = 512 * 1024, 64 * 1024 * 1024
 
 
 def workspace_packages(root: Path, taken: Collection[str] = ()) -> tuple[str, ...]:
@@ -114,7 +114,7 @@ class WorkspaceNames:
                     found.append(Mention(word.text, word.start, self.agent,
                                          "a file of the workspace", text))
             paths = [w for w in paths if w.text not in {m.text for m in found}]
-            if wanted and read < MAX_TOTAL_BYTES:
+            if wanted and read < _MAX_TOTAL_BYTES:
                 read += self._search(self.root / relative, wanted, found)
             if not paths and not wanted:
                 break
@@ -123,7 +123,7 @@ class WorkspaceNames:
     def _search(self, file: Path, wanted: dict[str, Candidate], found: list[Mention]) -> int:
         """Looks for the `wanted` identifiers in `file`'s text; the bytes it read."""
         try:
-            if file.stat().st_size > MAX_FILE_BYTES:
+            if file.stat().st_size > _MAX_FILE_BYTES:
                 return 0
             data = file.read_bytes()
         except OSError:
