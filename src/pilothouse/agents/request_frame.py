@@ -7,9 +7,8 @@ for:
 
 - the resources it names: a name an agent's inventory holds is that agent's (an application
   named bare reaches Argo CD, a repository named bare reaches GitHub, a file or identifier of
-  the workspace reaches DevOps), whatever the world calls its things; where nothing else
-  names an agent, two words one name of the workspace's code joins (`code_words`), else a
-  group's name (an Argo CD project);
+  the workspace reaches DevOps), whatever the world calls its things; a group's name (an
+  Argo CD project) only where nothing else names an agent;
 - the words of each domain (`routing.DOMAIN_WORDS`): the kinds of things and actions.
 
 Where they agree they decide alone: a clause that names a resource and uses its agent's words
