@@ -117,3 +117,27 @@ async def test_a_repository_named_without_its_owner_gets_the_one_owner_the_token
     assert (f"{TURN_NOTE}Resolved against the live inventory: 'payments-api' is a GitHub "
             "repository (acme-corp/payments-api).") in told[0]
     assert "Resolved against" not in told[1]
+
+
+async def test_an_item_cited_as_hash_number_is_offered_the_tools_that_take_a_number(
+    make_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    with running_github_sandbox() as sandbox:
+        settings = dataclasses.replace(make_settings(), github_api_url=sandbox.url,
+                                       github_token=sandbox.token)
+        setup = scripted_setup([tool_call("get_pull_request", owner="acme-corp",
+                                          repo="payments-api", number=1), "It is open.",
+                                tool_call("list_pull_requests", owner="acme-corp",
+                                          repo="payments-api"), "Two are open."],
+                               settings=settings)
+        async with open_github_toolkit(settings) as toolkit:
+            graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+            for thread, question in (("cited", "who put up payments-api #1?"),
+                                     ("listed", "whats open on payments-api?")):
+                [e async for e in Conversation(graph, thread).ask(question)]
+
+    requests = setup.chat_model.requests  # type: ignore[attr-defined]
+    cited, _, listed, _ = requests
+    assert [t["function"]["name"] for t in cited.tools] == ["get_pull_request"]
+    assert cited.tool_choice == "required"
+    assert len(listed.tools) > 1  # no number cited: every tool

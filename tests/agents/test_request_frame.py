@@ -16,6 +16,7 @@ import pytest
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
+from pilothouse.agents.code_words import CODE_WORDS, CodeWords, name_parts
 from pilothouse.agents.factory import AgentFactory
 from pilothouse.agents.inventory import (
     PROJECT,
@@ -107,6 +108,9 @@ async def test_each_inventory_resolves_the_names_it_holds_and_nothing_else(
     # Owner and name as written resolve too; a close spelling is no mention (no guess).
     assert [m.name for m in await inventory.mentions(f"PRs of {owner}/{bare}")] == [repo]
     assert await inventory.mentions(f"is {app[:-1]}x ok?") == []
+    # Words a name of the workspace's code joins are the DevOps agent's weakest evidence.
+    assert [(m.agent, m.kind) for m in await inventory.mentions(
+        "how many basket items can one hold?")] == [("devops", CODE_WORDS)]
 
 
 async def test_what_is_not_the_workspaces_own_code_is_not_its_name(workspace: Path) -> None:
@@ -135,10 +139,11 @@ def mention(text: str, agent: str, question: str) -> Mention:
     return Mention(text, question.index(text), agent, f"a thing of {agent}", text)
 
 
-def test_a_projects_name_decides_only_what_nothing_else_decides() -> None:
-    def project(text: str, question: str) -> Mention:
-        return Mention(text, question.index(text), "argocd", PROJECT, text)
+def project(text: str, question: str) -> Mention:
+    return Mention(text, question.index(text), "argocd", PROJECT, text)
 
+
+def test_a_projects_name_decides_only_what_nothing_else_decides() -> None:
     alone = "anything broken in ledgerline?"
     assert RequestFrame(alone, (project("ledgerline", alone),), ROUTER.words_at).agents == [
         "argocd"]
@@ -212,3 +217,48 @@ async def test_the_supervisor_asks_the_agent_whose_inventory_holds_the_name(
               for c in m.tool_calls]
     assert call["name"] == "ask_argocd"
     assert call["args"]["question"] == f"{app} ok?"  # the agent resolves its names itself
+
+
+async def test_two_words_one_name_of_the_workspaces_code_joins_are_about_the_code(
+    workspace: Path,
+) -> None:
+    # Prose says "this" far more often than a name does; `this_basket` is a name all the same.
+    (workspace / "NOTES.md").write_text("This is the guard. This one, this and this: done.\n"
+                                        "See this_basket.\n")
+    words = CodeWords(workspace)
+    question = "how many basket items can one hold?"
+    [found] = await words.resolve(candidates(question))
+    assert (found.agent, found.kind, found.text) == ("devops", CODE_WORDS, "basket")
+    # The two words side by side, as a name's words are said; one shared word is every
+    # domain's; a dependency's names are not the workspace's; a part of three letters or
+    # fewer is grammar ("max").
+    assert await words.resolve(candidates("how many items can one basket hold?")) == []
+    assert await words.resolve(candidates("is the basket ok?")) == []
+    assert await words.resolve(candidates("is vendored only on?")) == []
+    assert await words.resolve(candidates("max basket?")) == []
+    # A word the code uses mostly in its prose is grammar, even where a name joins it.
+    assert await words.resolve(candidates("is this basket full?")) == []
+    # CamelCase and kebab names join words too (`BasketGuard`, a manifest's `basket-guard`).
+    assert await words.resolve(candidates("who is the basket guard"))
+    assert name_parts("basket-guard-v2") == name_parts("BasketGuard") == {"basket", "guard"}
+
+
+def test_words_the_code_joins_decide_only_what_nothing_else_decides() -> None:
+    def joined(text: str, question: str) -> Mention:
+        return Mention(text, question.index(text), "devops", CODE_WORDS, text)
+
+    alone = "if ledgerline's basket guard trips, what then?"
+    frame = RequestFrame(alone, (project("ledgerline", alone), joined("basket", alone)),
+                         ROUTER.words_at)
+    # Two words the code joins say more than one word a project is named.
+    assert frame.agents == ["devops"]
+    worded = "which apps are degraded in ledgerline, basket guard aside?"
+    frame = RequestFrame(worded, (project("ledgerline", worded), joined("basket", worded)),
+                         ROUTER.words_at)
+    assert frame.agents == ["argocd"]
+
+
+def test_a_github_number_is_githubs_notation_for_an_issue_or_pull_request() -> None:
+    assert ROUTER.agents_for("who put up shopfront #37?") == ["github"]
+    assert ROUTER.agents_for("octo/shopfront#12 approved yet?") == ["github"]
+    assert ROUTER.agents_for("is the colour #fff or &#39;?") == []

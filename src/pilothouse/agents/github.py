@@ -1,6 +1,8 @@
 """The GitHub agent: the GitHub MCP server's tools and the paging prompt; read-only, no gates.
 
-Its first model call of a turn must call a tool (`ToolChoiceMiddleware`), like the Argo CD agent.
+Its first model call of a turn must call a tool (`ToolChoiceMiddleware`), like the Argo CD agent;
+a question citing one item in GitHub's notation ("#37") is offered the tools that take an
+item's number (`NumberedItemMiddleware`).
 """
 
 from __future__ import annotations
@@ -8,13 +10,22 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from langchain.agents.middleware import ModelRequest
+
 from pilothouse.agents.github_prompt import GITHUB_SYSTEM_PROMPT
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
 from pilothouse.agents.inventory import REPOSITORY, GitHubRepositories
 from pilothouse.agents.named_scope import OneNamedResource, by_owner_and_repo
+from pilothouse.agents.routing import GITHUB_REFERENCE
 from pilothouse.agents.search_query import GroundedSearchQueryMiddleware
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
+from pilothouse.context.rewrite import (
+    RequestRewriteMiddleware,
+    before_notes,
+    first_call,
+    question_text,
+)
 from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
 from pilothouse.tools.github.connection import (
     GitHubConnection,
@@ -51,6 +62,23 @@ GROUNDED_NAMES = {**{tool: ("per_page",) for tool in _PAGED},
                   "list_pull_requests_awaiting_review": ("reviewer", "per_page")}
 
 
+class NumberedItemMiddleware(RequestRewriteMiddleware):
+    """A question citing an item by GitHub's own notation ("#37", "owner/repo#37") is about
+    that one item: the turn's first call is offered the tools whose input takes an item's
+    `number`, and must call one. Measured on held-out dev questions: "who put up <repo> #37,
+    and has anyone approved it?" and "has <repo> #43 been reviewed yet?" were answered with
+    a listing of the repository's pull requests, which says neither."""
+
+    def rewrite(self, request: ModelRequest) -> ModelRequest:
+        if not first_call(request) or not GITHUB_REFERENCE.search(
+                before_notes(question_text(request))):
+            return request
+        numbered = [t for t in request.tools
+                    if "number" in (getattr(t, "args", None) or {})]
+        return request.override(tools=numbered, tool_choice="required") if numbered \
+            else request
+
+
 @asynccontextmanager
 async def open_github_toolkit(
     settings: Settings, connection: GitHubConnection | None = None
@@ -77,4 +105,5 @@ async def open_github_toolkit(
                                                          narrow=False),
                                         GroundedArgsMiddleware({}, GROUNDED_FILTERS,
                                                                GROUNDED_NAMES),
-                                        GroundedSearchQueryMiddleware()])
+                                        GroundedSearchQueryMiddleware(),
+                                        NumberedItemMiddleware()])

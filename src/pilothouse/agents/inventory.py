@@ -194,6 +194,7 @@ def inventory_of(settings: Settings, agents: Collection[str]) -> Inventory:
     """The inventories of the `agents` configured in this process: Argo CD's when ARGOCD_URL
     is set, GitHub's when a token is, the workspace's for the DevOps agent. An agent served
     remotely (A2A) with credentials this process does not hold has none here."""
+    from pilothouse.agents.code_words import CodeWords
     from pilothouse.agents.workspace_names import WorkspaceNames
 
     sources: list[InventorySource] = []
@@ -203,4 +204,5 @@ def inventory_of(settings: Settings, agents: Collection[str]) -> Inventory:
         sources.append(GitHubRepositories(github_connection(settings)))
     if "devops" in agents:
         sources.append(WorkspaceNames(settings.workspace, max_files=settings.index_max_files))
+        sources.append(CodeWords(settings.workspace, max_files=settings.index_max_files))
     return Inventory(sources)

@@ -7,8 +7,9 @@ for:
 
 - the resources it names: a name an agent's inventory holds is that agent's (an application
   named bare reaches Argo CD, a repository named bare reaches GitHub, a file or identifier of
-  the workspace reaches DevOps), whatever the world calls its things; a group's name (an
-  Argo CD project) only where nothing else names an agent;
+  the workspace reaches DevOps), whatever the world calls its things; where nothing else
+  names an agent, two words one name of the workspace's code joins (`code_words`), else a
+  group's name (an Argo CD project);
 - the words of each domain (`routing.DOMAIN_WORDS`): the kinds of things and actions.
 
 Where they agree they decide alone: a clause that names a resource and uses its agent's words
@@ -26,6 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from pilothouse.agents.code_words import CODE_WORDS
 from pilothouse.agents.inventory import GROUP_KINDS, Inventory, Mention
 from pilothouse.agents.question_parts import clauses
 
@@ -53,15 +55,20 @@ class RequestFrame:
         """The agents a part of the question (`text`) is for, in the order it names them."""
         worded = self.words_at(text)
         named: dict[str, int] = {}
+        joined: dict[str, int] = {}
         grouped: dict[str, int] = {}
         for mention in self.mentions:
             at = _mentioned_in(text, mention)
             if at >= 0:
-                (grouped if mention.kind in GROUP_KINDS else named).setdefault(mention.agent, at)
+                kept = joined if mention.kind == CODE_WORDS \
+                    else grouped if mention.kind in GROUP_KINDS else named
+                kept.setdefault(mention.agent, at)
         if not worded and not named:
-            # A group's name (a project) decides only what nothing else decides: it is often
-            # an ordinary word ("search the code" is not about a project called "search").
-            named = grouped
+            # Weak evidence decides only what nothing else decides, the stronger first: words
+            # the workspace's code joins into one name (`code_words`), then a group's name (a
+            # project), which is often an ordinary word ("search the code" is not about a
+            # project called "search").
+            named = joined or grouped
         confirmed = {agent for agent in named if agent in worded}
         if confirmed:
             # A clause that names an agent's resource in that agent's words is its: a word

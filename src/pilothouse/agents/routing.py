@@ -57,6 +57,11 @@ DOMAIN_WORDS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: "#37", "owner/repo#37": GitHub's own notation for an issue or a pull request, in any world.
+#: Measured on held-out dev questions: "who put up <name> #37?" and "has <name> #43 been
+#: reviewed?" named a repository that is also an ApplicationSet, and asked Argo CD as well.
+GITHUB_REFERENCE = re.compile(r"(?<![&#])#\d+\b")
+
 #: A follow-up about the items an agent just listed ("the oldest of those", "which of
 #: them ..."): measured, the local supervisor answered one itself, with an empty log tail.
 _ITEMS_SHOWN = re.compile(
@@ -114,6 +119,8 @@ class DomainRouter:
         """Each agent whose domain words occur in `text`, with where they first occur."""
         found = {agent: match.start() for agent, pattern in self.patterns.items()
                  if (match := pattern.search(text)) is not None}
+        if "github" in self.patterns and (reference := GITHUB_REFERENCE.search(text)):
+            found["github"] = min(found.get("github", reference.start()), reference.start())
         if not found and "devops" in self.patterns and (path := FILE_PATH.search(text)):
             return {"devops": path.start()}
         return found

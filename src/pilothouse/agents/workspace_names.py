@@ -85,6 +85,26 @@ def workspace_files(root: Path, max_files: int) -> Iterator[Path]:
             yield Path(folder, name).relative_to(root)
 
 
+def workspace_texts(root: Path, max_files: int) -> Iterator[tuple[Path, str]]:
+    """The workspace's own text files (relative path, text), within the walk's bounds: files
+    over `_MAX_FILE_BYTES` and binary files are skipped, and reading stops at
+    `_MAX_TOTAL_BYTES` read in all."""
+    read = 0
+    for relative in workspace_files(root, max_files):
+        if read >= _MAX_TOTAL_BYTES:
+            return
+        try:
+            path = root / relative
+            if path.stat().st_size > _MAX_FILE_BYTES:
+                continue
+            data = path.read_bytes()
+        except OSError:
+            continue
+        read += len(data)
+        if b"\0" not in data[:1024]:  # else not text
+            yield relative, data.decode("utf-8", "replace")
+
+
 class WorkspaceNames:
     """The files and identifiers of the workspace a question names."""
 
@@ -105,7 +125,6 @@ class WorkspaceNames:
     def _look(self, paths: list[Candidate], identifiers: list[Candidate]) -> list[Mention]:
         found: list[Mention] = []
         wanted = {w.text: w for w in identifiers}
-        read = 0
         for relative in workspace_files(self.root, self.max_files):
             text = relative.as_posix()
             for word in paths:
@@ -114,24 +133,14 @@ class WorkspaceNames:
                     found.append(Mention(word.text, word.start, self.agent,
                                          "a file of the workspace", text))
             paths = [w for w in paths if w.text not in {m.text for m in found}]
-            if wanted and read < _MAX_TOTAL_BYTES:
-                read += self._search(self.root / relative, wanted, found)
-            if not paths and not wanted:
+            if not paths:
                 break
-        return found
-
-    def _search(self, file: Path, wanted: dict[str, Candidate], found: list[Mention]) -> int:
-        """Looks for the `wanted` identifiers in `file`'s text; the bytes it read."""
-        try:
-            if file.stat().st_size > _MAX_FILE_BYTES:
-                return 0
-            data = file.read_bytes()
-        except OSError:
-            return 0
-        if b"\0" in data[:1024]:
-            return len(data)  # not text
-        for name in [n for n in wanted if n.encode() in data]:
-            word = wanted.pop(name)
-            found.append(Mention(word.text, word.start, self.agent,
-                                 "an identifier in the workspace's code", name))
-        return len(data)
+        if wanted:
+            for _, content in workspace_texts(self.root, self.max_files):
+                for name in [n for n in wanted if n in content]:
+                    word = wanted.pop(name)
+                    found.append(Mention(word.text, word.start, self.agent,
+                                         "an identifier in the workspace's code", name))
+                if not wanted:
+                    break
+        return sorted(found, key=lambda m: m.start)
