@@ -22,6 +22,12 @@ def test_clauses_start_where_a_new_request_starts() -> None:
     # A comma or "and" inside one request does not cut it.
     assert clauses("Sync and health of orders-api-dev, staging and production") == [
         "Sync and health of orders-api-dev, staging and production"]
+    # "+" and "&" are typed for "and": before a new request they cut, inside one they do not.
+    assert clauses("degraded apps in ledger + how many open issues on octo/ledger & who "
+                   "reviews them") == ["degraded apps in ledger",
+                                       "how many open issues on octo/ledger", "who reviews them"]
+    assert clauses("which cluster + ns does ledger-api-qa go to?") == [
+        "which cluster + ns does ledger-api-qa go to?"]
 
 
 @pytest.mark.parametrize(("question", "expected"), [

@@ -168,9 +168,12 @@ async def test_a_question_naming_two_domains_asks_both_agents_one_after_the_othe
     [request] = setup.chat_model.requests  # type: ignore[attr-defined]
     assert request.tool_choice == "none"
     asked = [(name, args["question"]) for name, args in await calls_made(supervisor, "r-3")]
-    # "its" names nothing without the first clause: the GitHub agent gets the whole question.
+    # "its" names nothing without the first clause: the GitHub agent gets the whole question,
+    # and what the Argo CD agent found about the app it names.
     assert asked == [("ask_argocd", "Is payments-api Degraded"),
-                     ("ask_github", "Is payments-api Degraded, and is its CI workflow failing?")]
+                     ("ask_github", f"Is payments-api Degraded, and is its CI workflow failing?"
+                      f"{TURN_NOTE}What the other agents answered, which the question refers "
+                      "to:\nargocd answered.")]
     assert [e.text for e in events if isinstance(e, Answer)] == [
         "payments-api is Degraded and its CI fails.\n\nargocd answered.\n\ngithub answered."]
 
@@ -322,6 +325,22 @@ async def test_a_clause_that_says_its_carries_what_the_agents_before_it_answered
     assert asked == ["Is ledger-api-qa Degraded",
                      f"which PRs of octo/ledger touched its chart?{TURN_NOTE}What the other "
                      "agents answered, which the question refers to:\nargocd answered."]
+
+
+async def test_a_whole_question_that_names_nothing_says_it_of_itself(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+) -> None:
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
+    supervisor = supervisor_over(settings, scripted_setup(["Both answered."]),
+                                 answering_agents(settings, scripted_setup))
+    question = "Which pull requests are open, and what does the shell say? Plan it first."
+
+    await collect_answers(Conversation(supervisor.graph, "plan"), question)
+
+    # "it" is the task itself: no resource is named for it to stand for, so the second agent
+    # asked gets the question without the first one's answer.
+    asked = [args["question"] for _, args in await calls_made(supervisor, "plan")]
+    assert len(asked) == 2 and all(TURN_NOTE not in q for q in asked)
 
 
 RELEASE_NOTE = ("Heads-up: the ledger release is blocked until Thursday. The only fix allowed "

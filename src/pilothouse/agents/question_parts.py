@@ -23,14 +23,16 @@ from collections.abc import Callable, Sequence
 #: Words that start a new request inside a sentence.
 _STARTS = (r"(?:how|what|which|who|whose|why|when|where|is|are|was|were|does|do|did|can|could"
            r"|show|list|check|explain|grep|restart|run|tell|find)\b")
+#: "and", or a sign people type for it ("+", "&").
+_AND = r"(?:and|\+|&)"
 _BOUNDARY = re.compile(
     r"(?<=[.?!])\s+(?=\S)"                                  # a new sentence
     r"|;\s*"
-    r"|,?\s+(?:and\s+)?(?:then|also)\s+"                    # ", then restart", " also grep"
-    rf"|,\s+(?:and\s+)?(?={_STARTS})"                       # ", which ...", ", and what ..."
-    rf"|\s+and\s+(?={_STARTS})",                            # " and are ..."
+    rf"|,?\s+(?:{_AND}\s+)?(?:then|also)\s+"                # ", then restart", " also grep"
+    rf"|,\s+(?:{_AND}\s+)?(?={_STARTS})"                    # ", which ...", ", and what ..."
+    rf"|\s+{_AND}\s+(?={_STARTS})",                         # " and are ...", " + how many"
     re.IGNORECASE)
-_LEADING = re.compile(r"^(?:and|then|also)\s+", re.IGNORECASE)
+_LEADING = re.compile(rf"^(?:{_AND}|then|also)\s+", re.IGNORECASE)
 _PRONOUN = re.compile(r"\b(?:it|its|they|their|them|that one|this one)\b", re.IGNORECASE)
 #: A resource's name: owner/repo, or a hyphenated name (an app, a cluster, a branch).
 RESOURCE_NAME = re.compile(r"\b[\w.-]+/[\w.-]+\b|\b[a-z0-9]+(?:-[a-z0-9]+)+\b", re.IGNORECASE)

@@ -51,6 +51,12 @@ class RequestFrame:
     mentions: tuple[Mention, ...] = ()
     words_at: WordsAt = field(default=lambda text: {}, repr=False)
 
+    @property
+    def names_resource(self) -> bool:
+        """Whether the question names a resource of some inventory (words its code joins
+        into a name are no resource: nothing to say "its" of)."""
+        return any(m.kind != CODE_WORDS for m in self.mentions)
+
     def agents_for(self, text: str) -> list[str]:
         """The agents a part of the question (`text`) is for, in the order it names them."""
         worded = self.words_at(text)

@@ -255,9 +255,12 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
             parts = split_by_agent(question, named, frame.agents_for)
             agent = next((a for a in named if f"ask_{a}" not in asked), None)
             part = parts[agent] if agent else question
-            # A clause of the question that says "its" needs what the clauses before it
-            # found; the whole question (a plan that says "plan it first") needs no more.
-            if agent and part != question and points_elsewhere(part):
+            # A part that says "its" needs what the parts before it found: its own clause,
+            # or the whole question where that clause names nothing ("what PRs are open on
+            # its repo?"). A whole question that names no resource ("... plan it first")
+            # says "it" of itself, and needs no more.
+            if agent and points_elsewhere(part) and (
+                    part != question or names_resource(question) or frame.names_resource):
                 part = with_answers_so_far(part, messages)
             question = part
         elif asked:
