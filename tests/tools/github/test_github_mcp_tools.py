@@ -47,6 +47,9 @@ async def test_a_pull_request_in_depth(open_inproc: OpenTools,
             assert one.payload["reviews"]["count"] == len(pull.reviews)
             assert "files" not in one.payload
             assert one.payload["pull_request"]["merged"] == pull.merged
+            # The view's header says which pull request it is, by whom, and where it stands.
+            assert one.text.startswith(f"**#{pull.number} ")
+            assert f"** by {pull.author}: " in one.text.splitlines()[0]
 
 
 async def test_issues_leave_pull_requests_out_unless_asked(open_inproc: OpenTools) -> None:

@@ -20,9 +20,12 @@ RUNS = ViewSpec("workflow runs", ("id", "workflow", "status", "conclusion", "bra
 
 
 def _pull_title(payload: Mapping[str, Any]) -> str:
-    decision = payload.get("review_decision")
-    return (f"**#{payload.get('number')} {payload.get('title')}** by {payload.get('author')}: "
-            f"{payload.get('state')}" + (f", review {decision}" if decision else ""))
+    """`get_pull_request`'s header: the pull request's number, title, author and state, and
+    the review decision (its answer nests them under `pull_request` and `reviews`)."""
+    pull = payload.get("pull_request") or {}
+    decision = (payload.get("reviews") or {}).get("decision")
+    return (f"**#{pull.get('number')} {pull.get('title')}** by {pull.get('author')}: "
+            f"{pull.get('state')}" + (f", review {decision}" if decision else ""))
 
 
 def _logs_title(payload: Mapping[str, Any]) -> str:
@@ -31,7 +34,7 @@ def _logs_title(payload: Mapping[str, Any]) -> str:
             f"{run.get('conclusion') or run.get('status')}")
 
 
-PULL = ViewSpec(title=_pull_title, hidden=frozenset({"number", "title", "author", "state"}))
+PULL = ViewSpec(title=_pull_title)
 RUN_LOGS = ViewSpec(title=_logs_title)
 
 
