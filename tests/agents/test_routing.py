@@ -311,17 +311,21 @@ async def test_a_follow_up_about_the_items_an_agent_listed_goes_to_that_agent(
         "I cannot tell which one you mean."]
 
 
-async def test_a_clause_that_says_its_carries_what_the_agents_before_it_answered(
-    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
-) -> None:
+async def questions_asked(scripted_setup: Callable[..., ModelSetup],
+                          make_settings: Callable[..., Settings], question: str) -> list[str]:
+    """The questions the supervisor's code put to the answering agents for `question`."""
     settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
     supervisor = supervisor_over(settings, scripted_setup(["Both answered."]),
                                  answering_agents(settings, scripted_setup))
+    await collect_answers(Conversation(supervisor.graph, "parts"), question)
+    return [args["question"] for _, args in await calls_made(supervisor, "parts")]
 
-    await collect_answers(Conversation(supervisor.graph, "its"), "Is ledger-api-qa Degraded, "
-                          "and which PRs of octo/ledger touched its chart?")
 
-    asked = [args["question"] for _, args in await calls_made(supervisor, "its")]
+async def test_a_clause_that_says_its_carries_what_the_agents_before_it_answered(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+) -> None:
+    asked = await questions_asked(scripted_setup, make_settings, "Is ledger-api-qa Degraded, "
+                                  "and which PRs of octo/ledger touched its chart?")
     assert asked == ["Is ledger-api-qa Degraded",
                      f"which PRs of octo/ledger touched its chart?{TURN_NOTE}What the other "
                      "agents answered, which the question refers to:\nargocd answered."]
@@ -330,16 +334,11 @@ async def test_a_clause_that_says_its_carries_what_the_agents_before_it_answered
 async def test_a_whole_question_that_names_nothing_says_it_of_itself(
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
 ) -> None:
-    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
-    supervisor = supervisor_over(settings, scripted_setup(["Both answered."]),
-                                 answering_agents(settings, scripted_setup))
-    question = "Which pull requests are open, and what does the shell say? Plan it first."
-
-    await collect_answers(Conversation(supervisor.graph, "plan"), question)
-
+    asked = await questions_asked(
+        scripted_setup, make_settings,
+        "Which pull requests are open, and what does the shell say? Plan it first.")
     # "it" is the task itself: no resource is named for it to stand for, so the second agent
     # asked gets the question without the first one's answer.
-    asked = [args["question"] for _, args in await calls_made(supervisor, "plan")]
     assert len(asked) == 2 and all(TURN_NOTE not in q for q in asked)
 
 
