@@ -22,12 +22,18 @@ def test_clauses_start_where_a_new_request_starts() -> None:
     # A comma or "and" inside one request does not cut it.
     assert clauses("Sync and health of orders-api-dev, staging and production") == [
         "Sync and health of orders-api-dev, staging and production"]
-    # "+" and "&" are typed for "and": before a new request they cut, inside one they do not.
+    # A sign standing alone is typed for "and", whichever sign it is: before a new request
+    # it cuts, inside one it does not.
     assert clauses("degraded apps in ledger + how many open issues on octo/ledger & who "
                    "reviews them") == ["degraded apps in ledger",
                                        "how many open issues on octo/ledger", "who reviews them"]
+    assert clauses("is ledger-api ok / who reviews octo/ledger #4 -- why is ledger-web red") == [
+        "is ledger-api ok", "who reviews octo/ledger #4", "why is ledger-web red"]
     assert clauses("which cluster + ns does ledger-api-qa go to?") == [
         "which cluster + ns does ledger-api-qa go to?"]
+    assert clauses("what is 3 + 4") == ["what is 3 + 4"]
+    # Signs alone are no request.
+    assert clauses("--- and how many apps?") == ["how many apps?"]
 
 
 @pytest.mark.parametrize(("question", "expected"), [

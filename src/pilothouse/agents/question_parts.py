@@ -23,8 +23,9 @@ from collections.abc import Callable, Sequence
 #: Words that start a new request inside a sentence.
 _STARTS = (r"(?:how|what|which|who|whose|why|when|where|is|are|was|were|does|do|did|can|could"
            r"|show|list|check|explain|grep|restart|run|tell|find)\b")
-#: "and", or a sign people type for it ("+", "&").
-_AND = r"(?:and|\+|&)"
+#: "and", or a sign standing alone between words ("+", "&", "/", "-"): typed for "and".
+#: Which sign is not listed: a lone sign joins, whatever it is.
+_AND = r"(?:and|[^\w\s]{1,3})"
 _BOUNDARY = re.compile(
     r"(?<=[.?!])\s+(?=\S)"                                  # a new sentence
     r"|;\s*"
@@ -70,7 +71,7 @@ def points_elsewhere(part: str) -> bool:
 def clauses(question: str) -> list[str]:
     """`question` cut where a new request starts, each clause without its joining word."""
     parts = (_LEADING.sub("", p.strip(" ,")) for p in _BOUNDARY.split(question))
-    return [p for p in parts if p]
+    return [p for p in parts if any(c.isalnum() for c in p)]
 
 
 def split_by_agent(question: str, agents: Sequence[str],
