@@ -75,6 +75,7 @@ def main() -> dict[str, Any]:
         first_query_ms = (time.perf_counter() - started) * 1000
         latencies: list[float] = []
         found, reciprocal = 0, 0.0
+        ranks: list[int | None] = []
         for repeat in range(REPEATS):
             for text, expect in questions:
                 started = time.perf_counter()
@@ -83,6 +84,7 @@ def main() -> dict[str, Any]:
                 if repeat == 0:
                     files = [h.path for h in hits]
                     rank = next((i for i, f in enumerate(files, 1) if f in expect), None)
+                    ranks.append(rank)
                     found += rank is not None
                     reciprocal += 1.0 / rank if rank else 0.0
     load_after = os.getloadavg()
@@ -111,6 +113,9 @@ def main() -> dict[str, Any]:
         },
         "retrieval": {
             "questions": len(questions),
+            "recall_at_1": round(sum(r == 1 for r in ranks) / len(questions), 3),
+            "recall_at_3": round(sum(r is not None and r <= 3 for r in ranks) / len(questions),
+                                 3),
             "recall_at_5": round(found / len(questions), 3),
             "mrr": round(reciprocal / len(questions), 3),
         },
@@ -131,7 +136,8 @@ def show(result: dict[str, Any], console: Console) -> None:
         ("embedding (short texts)", f"{result['embedding']['short_texts_per_s']}/s"),
         ("first query (loads catalog)", f"{query['first']} ms"),
         ("query p50 / p95", f"{query['p50']} / {query['p95']} ms ({query['samples']} runs)"),
-        ("recall@5", f"{ret['recall_at_5']:.3f} over {ret['questions']} questions"),
+        ("recall@1 / @3 / @5", f"{ret['recall_at_1']:.3f} / {ret['recall_at_3']:.3f} / "
+                               f"{ret['recall_at_5']:.3f} over {ret['questions']} questions"),
         ("MRR", f"{ret['mrr']:.3f}"),
         ("load average before / after", " / ".join(map(str, result["load_average_before_after"]))),
     ]

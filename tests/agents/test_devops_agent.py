@@ -121,6 +121,29 @@ async def test_question_naming_a_symbol_gets_its_code_in_context(
     assert "billing.py:1-6" in asked and "round(sum(line" in asked, asked
 
 
+async def test_indexing_is_offered_only_to_a_question_naming_a_folder(
+    tmp_path: Path, scripted_setup: Callable[..., ModelSetup],
+    make_settings: Callable[..., Settings],
+) -> None:
+    # The workspace is indexed by the first retrieval; re-indexing it answers nothing.
+    workspace = billing_workspace(tmp_path)
+    (workspace / "docs").mkdir()
+    settings = settings_for(make_settings, workspace)
+    setup = scripted_setup(["Nothing to say.", "Nothing to say.", "Nothing to say."],
+                           window=32_000, settings=settings)
+    async with open_devops_toolkit(settings) as toolkit:
+        graph = await build(settings, setup, toolkit)
+        for question in ("anything uncommitted lying around?", "index the docs folder",
+                         "index /srv/elsewhere too"):
+            [e async for e in Conversation(graph, question).ask(question)]
+
+    requests = setup.chat_model.requests  # type: ignore[attr-defined]
+    offered = [{t["function"]["name"] for t in r.tools} for r in requests]
+    assert "index_directory" not in offered[0] and "run_command" in offered[0]
+    # A folder of the workspace; a path outside it, which the tool refuses with what to do.
+    assert "index_directory" in offered[1] and "index_directory" in offered[2]
+
+
 async def test_on_the_local_model_code_passages_get_the_models_explanation(
     tmp_path: Path, scripted_setup: Callable[..., ModelSetup],
     make_settings: Callable[..., Settings],

@@ -16,7 +16,9 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 
+from langchain.agents.middleware import ModelRequest
 from langchain_core.tools import BaseTool
 
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
@@ -26,6 +28,7 @@ from pilothouse.agents.tool_hints import tool_hints
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.context.intelligence import ExpansionMiddleware
+from pilothouse.context.rewrite import RequestRewriteMiddleware, question_text
 from pilothouse.runtime.held_contexts import entered_together
 from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
 from pilothouse.tools.mcp_connect import call_for_payload, open_mcp_tools, stdio_server
@@ -38,8 +41,11 @@ DEVOPS_SYSTEM_PROMPT = (
     "dangerous ones are refused, so suggest a safer command), and you answer questions about "
     "the codebase with retrieve_code_context, which searches the indexed workspace "
     "(index_directory only for another folder inside the workspace that the user names). "
-    "A question about how the code works, what it does or where something is: "
-    "retrieve_code_context first, then answer from what it found. A task of several steps: "
+    "A question about how the code works, what it does or where something is defined or set: "
+    "retrieve_code_context first, then answer from what it found. It returns a few passages, "
+    "so it cannot count, list every file or line that mentions a name, or see git: for "
+    "those, a read-only command (find, wc, grep -rn, git log, git status). A task of several "
+    "steps: "
     "propose_plan first. The user sees each tool result below your words: cite files with "
     "line ranges, keep answers short."
 )
@@ -70,6 +76,47 @@ class IndexLookup:
             return []
         return [FoundCode(str(f["path"]), int(f["start_line"]), int(f["end_line"]),
                           str(f.get("text", ""))) for f in found]
+
+
+#: The tool that indexes a folder. The workspace itself is indexed by the first retrieval, so
+#: its one use is a folder the person names.
+INDEX_TOOL = "index_directory"
+
+
+def names_folder(root: Path, question: str) -> bool:
+    """Whether a word of `question` is a path ("deploy/k8s", "/srv/other": one outside the
+    workspace is the tool's to refuse, with what to do instead) or a folder of `root`."""
+    for word in question.split():
+        word = word.strip("`'\".,;:?!()[]{}<>")
+        if "/" in word:
+            return True
+        try:
+            if word not in ("", ".", "..") and (root / word).is_dir():
+                return True
+        except OSError:  # a word too long for a path names no folder
+            continue
+    return False
+
+
+class NamedFolderMiddleware(RequestRewriteMiddleware):
+    """Offers `index_directory` only to a question that names a folder (a path, or a folder
+    of the workspace).
+
+    Measured on the local model: "any uncommitted stuff lying around in the workspace?"
+    became `index_directory()`, a re-index of the workspace that answers nothing. A tool whose
+    one use is a folder the person names is not offered when they name none.
+    """
+
+    def __init__(self, root: Path) -> None:
+        super().__init__()
+        self.root = root
+
+    def rewrite(self, request: ModelRequest) -> ModelRequest:
+        if names_folder(self.root, question_text(request)):
+            return request
+        offered = [t for t in request.tools if getattr(t, "name", None) != INDEX_TOOL]
+        return request if len(offered) == len(request.tools) else request.override(
+            tools=offered)
 
 
 #: Paths the model may only pass when a person said them. Measured on the local model: asked
@@ -122,6 +169,7 @@ async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
             approvals=gate.approvals,
             after_approval=gate.inside,
             extra_middleware=[ExpansionMiddleware(IndexLookup(tools)),
+                              NamedFolderMiddleware(Path(settings.workspace)),
                               ToolChoiceMiddleware(ANSWERING_TOOLS), *gate.outside,
                               GroundedArgsMiddleware({}, names=GROUNDED_NAMES),
                               *tool_hints(settings, DEVOPS_HINTS,

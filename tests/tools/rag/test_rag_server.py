@@ -123,6 +123,19 @@ async def test_retrieve_indexes_the_default_root_on_first_use(
     assert "window[client_id] = used + 1" in top["text"]
 
 
+async def test_retrieval_returns_at_least_three_passages(
+    server_for: ServerFor, big_repo: Path
+) -> None:
+    # The passage that answers is often the second or third; one asked for is three.
+    async with Client(server_for(big_repo)) as client:
+        one = payload(await client.call_tool(
+            "retrieve_code_context", {"query": "run job 3", "k": 1}))
+        six = payload(await client.call_tool(
+            "retrieve_code_context", {"query": "run job 3", "k": 6}))
+    assert len(one["hits"]) == 3
+    assert len(six["hits"]) == 6
+
+
 async def test_index_directory_reports_and_streams_progress(
     server_for: ServerFor, repo: Path
 ) -> None:

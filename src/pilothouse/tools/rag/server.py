@@ -45,6 +45,10 @@ from pilothouse.tools.workspace_jail import WorkspaceJail
 __all__ = ["build_rag_server", "outside_hint"]
 
 MAX_K = 20
+#: Fewer passages than this lose answers the index holds: the passage that answers is often
+#: second or third (`bench/rag_bench.py`: recall@1 against recall@3), and a model asked a
+#: one-fact question tends to ask for one.
+MIN_K = 3
 #: How long, and how many files, a keyword scan may read for one retrieval: reading is cheap
 #: next to embedding, so a folder over the index cap is still scanned (within these bounds).
 SCAN_SECONDS = 3.0
@@ -133,9 +137,9 @@ def build_rag_server(
         """Find the code most relevant to a question: file paths, line ranges and snippets.
 
         query: what you are looking for: the question's own words, or a function or class name.
-        k: how many chunks (1-20). path_filter: a glob ("src/**/*.py") or part of a path.
+        k: how many chunks (3-20). path_filter: a glob ("src/**/*.py") or part of a path.
         """
-        k = max(1, min(k, MAX_K))
+        k = max(MIN_K, min(k, MAX_K))
         root = indexer.jailed(indexer.root)
         run, refused = await indexer.refresh(root)
         if run is not None:
