@@ -31,7 +31,7 @@ TOOLS: tuple[str, ...] = (
 TOOLS += commit_tools.TOOLS  # issue 18: the commits behind deployed revisions
 INSTRUCTIONS = (
     "GitHub tools (read-only). Answers are paged: follow pagination.has_next and last_page. "
-    "search_issues takes GitHub syntax, e.g. 'repo:o/r is:pr is:open label:bug'."
+    "search_issues takes GitHub syntax, e.g. 'repo:o/r is:issue is:open label:bug'."
 )
 
 Owner = Annotated[str, Field(description="user or organization, e.g. example-org")]
@@ -125,8 +125,9 @@ def build_github_server(api_url: str = DEFAULT_API_URL, token: str | None = None
         (search_issues, "Find issues and pull requests by label, author, state or text, in "
                         "one repository or across many; paged, with the total count (how "
                         "many)."),
-        (list_workflow_runs, "A repository's GitHub Actions (CI) workflow runs, newest "
-                             "first; filter by status (failure), branch or event."),
+        (list_workflow_runs, "A repository's CI builds (GitHub Actions workflow runs), "
+                             "newest first, each with its conclusion; filter by status "
+                             "(failure), branch or event."),
         (get_workflow_run_logs, "The last log lines of one workflow run's failing steps, by "
                                 "run id."),
     ]
