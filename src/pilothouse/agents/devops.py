@@ -102,9 +102,9 @@ class NamedFolderMiddleware(RequestRewriteMiddleware):
     """Offers `index_directory` only to a question that names a folder (a path, or a folder
     of the workspace).
 
-    Measured on the local model: "any uncommitted stuff lying around in the workspace?"
-    became `index_directory()`, a re-index of the workspace that answers nothing. A tool whose
-    one use is a folder the person names is not offered when they name none.
+    Measured on the local model: a question about uncommitted changes in the workspace became
+    `index_directory()`, a re-index of the workspace that answers nothing. A tool whose one
+    use is a folder the person names is not offered when they name none.
     """
 
     def __init__(self, root: Path) -> None:
