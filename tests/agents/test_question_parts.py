@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from word_routing import agents_by_words
 
 from pilothouse.agents.question_parts import clauses, split_by_agent
-from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter
-
-ROUTER = DomainRouter(DOMAIN_WORDS)
 
 
 def parts(question: str) -> dict[str, str]:
-    return split_by_agent(question, ROUTER.agents_for(question), ROUTER.agents_for)
+    return split_by_agent(question, agents_by_words(question), agents_by_words)
 
 
 def test_clauses_start_where_a_new_request_starts() -> None:

@@ -15,6 +15,7 @@ import httpx
 import pytest
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from word_routing import ROUTER, agents_by_words
 
 from pilothouse.agents.code_words import CODE_WORDS, CodeWords, name_parts
 from pilothouse.agents.factory import AgentFactory
@@ -27,7 +28,6 @@ from pilothouse.agents.inventory import (
     inventory_of,
 )
 from pilothouse.agents.request_frame import RequestFrame
-from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.agents.workspace_names import WorkspaceNames
 from pilothouse.config import Settings
@@ -37,8 +37,6 @@ from pilothouse.runtime.session import Conversation
 from pilothouse.runtime.subagent import InProcessSubAgent
 from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
 from pilothouse.sandbox.github import RunningGitHubSandbox, running_github_sandbox
-
-ROUTER = DomainRouter(DOMAIN_WORDS)
 
 
 @pytest.fixture(scope="module")
@@ -165,7 +163,7 @@ async def test_the_built_in_project_is_never_a_name(sandbox: RunningSandbox,
 def test_a_name_alone_routes_to_its_agent() -> None:
     question = "is shopfront ok?"
     frame = RequestFrame(question, (mention("shopfront", "argocd", question),), ROUTER.words_at)
-    assert ROUTER.agents_for(question) == []
+    assert agents_by_words(question) == []
     assert frame.agents == ["argocd"]
 
 
@@ -174,7 +172,7 @@ def test_names_and_words_that_agree_decide_alone() -> None:
     question = "Which files does PR 7 of octo/shopfront change?"
     frame = RequestFrame(question, (mention("octo/shopfront", "github", question),),
                          ROUTER.words_at)
-    assert ROUTER.agents_for(question) == ["devops", "github"]
+    assert agents_by_words(question) == ["devops", "github"]
     assert frame.agents == ["github"]
     # A repository named after an application does not pull GitHub into the app's clause.
     question = "Restart the shop-api Deployment of the app shop-api-blue"
@@ -259,6 +257,6 @@ def test_words_the_code_joins_decide_only_what_nothing_else_decides() -> None:
 
 
 def test_a_github_number_is_githubs_notation_for_an_issue_or_pull_request() -> None:
-    assert ROUTER.agents_for("who put up shopfront #37?") == ["github"]
-    assert ROUTER.agents_for("octo/shopfront#12 approved yet?") == ["github"]
-    assert ROUTER.agents_for("is the colour #fff or &#39;?") == []
+    assert agents_by_words("who put up shopfront #37?") == ["github"]
+    assert agents_by_words("octo/shopfront#12 approved yet?") == ["github"]
+    assert agents_by_words("is the colour #fff or &#39;?") == []

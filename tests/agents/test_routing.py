@@ -8,10 +8,11 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from word_routing import agents_by_words
 
 from pilothouse.agents.factory import AgentFactory
 from pilothouse.agents.question_parts import names_resource
-from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter
+from pilothouse.agents.routing import DOMAIN_WORDS
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.agents.workspace_names import workspace_packages
 from pilothouse.config import Settings
@@ -54,28 +55,27 @@ async def calls_made(supervisor: Any, thread: str) -> list[tuple[str, dict[str, 
 
 
 def test_a_question_names_the_agents_of_its_domain_words() -> None:
-    router = DomainRouter(DOMAIN_WORDS)
-    assert router.agents_for("Show me production applications") == ["argocd"]
-    assert router.agents_for("Which PRs in infra-live wait for review?") == ["github"]
+    assert agents_by_words("Show me production applications") == ["argocd"]
+    assert agents_by_words("Which PRs in infra-live wait for review?") == ["github"]
     # A resource's name is no domain word in any world: the model routes a question that
     # names only a resource (and must ask some agent, tested below).
-    assert router.agents_for("what changed in infra-live last week?") == []
-    assert router.agents_for("Explain the auth module of this codebase") == ["devops"]
-    assert router.agents_for("Is payments-api Degraded, and is its CI workflow failing?") == [
+    assert agents_by_words("what changed in infra-live last week?") == []
+    assert agents_by_words("Explain the auth module of this codebase") == ["devops"]
+    assert agents_by_words("Is payments-api Degraded, and is its CI workflow failing?") == [
         "argocd", "github"]
     # Several parts are asked of their agents in the order the question asks them.
-    assert router.agents_for("Is the CI workflow of octo/ledger failing, and is ledger-web "
+    assert agents_by_words("Is the CI workflow of octo/ledger failing, and is ledger-web "
                              "Degraded?") == ["github", "argocd"]
-    assert router.agents_for("hello there") == []
+    assert agents_by_words("hello there") == []
     # Whole words only: "approval" is not "app", "print" is not "pr".
-    assert router.agents_for("print the approval rules") == []
+    assert agents_by_words("print the approval rules") == []
     # "run" is a command's verb, not what a cluster does with its apps.
-    assert router.agents_for("run the linter") == ["devops"]
-    assert router.agents_for("How many apps does kind-ledger-1 run?") == ["argocd"]
+    assert agents_by_words("run the linter") == ["devops"]
+    assert agents_by_words("How many apps does kind-ledger-1 run?") == ["argocd"]
     # A file named by its path is the DevOps agent's, when no other domain is named.
-    assert router.agents_for("Show me charts/api/values.yaml: which port does it use?") == [
+    assert agents_by_words("Show me charts/api/values.yaml: which port does it use?") == [
         "devops"]
-    assert router.agents_for("What did PR 12 of octo/ledger change in setup.cfg?") == [
+    assert agents_by_words("What did PR 12 of octo/ledger change in setup.cfg?") == [
         "github"]
     # A common hyphenated word names no resource.
     assert not names_resource("who is on-call tonight?")

@@ -125,13 +125,6 @@ class DomainRouter:
             return {"devops": path.start()}
         return found
 
-    def agents_for(self, question: str) -> list[str]:
-        """The agents whose domain words occur in `question`, in the order the question
-        names them: a question of several parts is answered part by part as asked (empty:
-        none is named)."""
-        found = self.words_at(question)
-        return sorted(found, key=found.__getitem__)
-
 
 def _turn_key(request: ModelRequest) -> str:
     """Which turn `request` belongs to: its question message (id and text)."""
