@@ -65,7 +65,7 @@ def test_a_question_names_the_agents_of_its_domain_words() -> None:
         "argocd", "github"]
     # Several parts are asked of their agents in the order the question asks them.
     assert agents_by_words("Is the CI workflow of octo/ledger failing, and is ledger-web "
-                             "Degraded?") == ["github", "argocd"]
+                           "Degraded?") == ["github", "argocd"]
     assert agents_by_words("hello there") == []
     # Whole words only: "approval" is not "app", "print" is not "pr".
     assert agents_by_words("print the approval rules") == []
