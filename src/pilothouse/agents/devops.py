@@ -128,6 +128,12 @@ GROUNDED_NAMES = {"retrieve_code_context": ("path_filter",), "index_directory": 
 #: Tools whose view answers the question that calls them (`runtime.tool_choice`): retrieved
 #: code is shown whole. Not `run_command`: a task can take several commands.
 ANSWERING_TOOLS = frozenset({"retrieve_code_context"})
+#: How the first call's line of reasoning opens (`runtime.tool_choice`). Measured on the local
+#: model's first call over 33 dev requests: without it, a question about the last commit,
+#: uncommitted files, a count of files or every file that mentions a name went to code
+#: retrieval (a command for 0 of 9 held-out ones); after saying how the answer is found it
+#: ran a command for 6 of 9, and one of 4 retrieval questions became a command.
+REASON_FIRST = "The answer is found by "
 
 
 @asynccontextmanager
@@ -170,7 +176,8 @@ async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
             after_approval=gate.inside,
             extra_middleware=[ExpansionMiddleware(IndexLookup(tools)),
                               NamedFolderMiddleware(Path(settings.workspace)),
-                              ToolChoiceMiddleware(ANSWERING_TOOLS), *gate.outside,
+                              ToolChoiceMiddleware(ANSWERING_TOOLS, REASON_FIRST),
+                              *gate.outside,
                               GroundedArgsMiddleware({}, names=GROUNDED_NAMES),
                               *tool_hints(settings, DEVOPS_HINTS,
                                           spelled=[SpelledCommandMiddleware()])],

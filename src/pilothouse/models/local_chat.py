@@ -15,7 +15,7 @@ import json
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import LanguageModelInput
@@ -38,7 +38,7 @@ from pilothouse.models.local_engine import local_token_counter, vocab_model
 from pilothouse.models.local_prompt import render_prompt
 from pilothouse.models.local_service_client import ServiceOptions
 from pilothouse.models.local_service_files import service_paths
-from pilothouse.models.local_toolcalls import MAX_PARALLEL_CALLS
+from pilothouse.models.local_toolcalls import MAX_PARALLEL_CALLS, REASON_FIRST
 from pilothouse.models.local_turn import (
     READ_TOKENS_KEY,
     TurnOptions,
@@ -82,6 +82,8 @@ class ChatLocalLlama(BaseChatModel):
     #: How an answer written after tool results is read and held (`models.lead`): set when
     #: the answer layer shows the results whole below it; None, the whole results and answer.
     lead: LeadPolicy | None = None
+    #: It takes the `REASON_FIRST` model setting (other providers would reject the argument).
+    reasons_before_calls: ClassVar[bool] = True
 
     @property
     def _llm_type(self) -> str:
@@ -155,6 +157,7 @@ class ChatLocalLlama(BaseChatModel):
             should_stop=should_stop,
             max_calls=MAX_PARALLEL_CALLS if parallel else 1,
             lead=self.lead,
+            reason_first=kwargs.get(REASON_FIRST) or None,
         )
         service = (ServiceOptions(Path(self.service_dir), self.idle_seconds)
                    if self.service_dir else None)

@@ -68,8 +68,17 @@ def _arguments_rules(schema: dict[str, Any], prefix: str) -> dict[str, str]:
     return _prefixed_rules(grammar, prefix)
 
 
+#: The model setting (`ModelRequest.model_settings`) that asks a forced call among several
+#: tools to open with a line of reasoning starting with its value (`build_grammar`).
+REASON_FIRST = "reason_first"
+#: Characters of the sentence a forced call may open with (`build_grammar`'s `reason_first`):
+#: enough to name a command or a source, short enough to cost about a second.
+REASON_CHARS = 80
+
+
 def build_grammar(tools: list[dict[str, Any]], choice: str | None,
-                  max_calls: int = MAX_PARALLEL_CALLS) -> str | None:
+                  max_calls: int = MAX_PARALLEL_CALLS,
+                  reason_first: str | None = None) -> str | None:
     """A GBNF grammar for one turn, or None when the output is unconstrained.
 
     `choice` is "auto" (tool calls or a plain-text answer), "required" (at least one call of
@@ -77,7 +86,9 @@ def build_grammar(tools: list[dict[str, Any]], choice: str | None,
     form `<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>` with arguments
     constrained by each tool's schema. Under "auto" the model mostly writes ```json blocks,
     which the answer branch admits and `OutputSplitter` recognizes as calls. At most
-    `max_calls` calls are allowed in one turn.
+    `max_calls` calls are allowed in one turn. `reason_first` (a forced call only) opens the
+    output with one line that starts with those words, before the calls: the model says how
+    the answer is found, then picks the tool that finds it.
     """
     if not tools or choice == "none":
         return None
@@ -100,6 +111,9 @@ def build_grammar(tools: list[dict[str, Any]], choice: str | None,
         # that do not exist, e.g. `greet` for "Hi!"), "<" (a malformed call) or whitespace.
         rules["answer"] = "[^<{ \\t\\n] [^\\x00]*"
         rules["root"] = "calls | answer"
+    elif reason_first:
+        rules["reason"] = f'{_literal(reason_first)} [^\\n<]{{1,{REASON_CHARS}}} "\\n"'
+        rules["root"] = "reason calls"
     else:
         rules["root"] = "calls"
     return "\n".join(f"{name} ::= {rule}" for name, rule in rules.items())
@@ -164,8 +178,11 @@ class OutputSplitter:
     is released as soon as that is certain.
     """
 
-    def __init__(self, tool_names: frozenset[str]) -> None:
+    def __init__(self, tool_names: frozenset[str], reason_first: bool = False) -> None:
         self.tool_names = tool_names
+        #: The line a `reason_first` grammar opens with: kept apart, never part of the reply.
+        self.reason = ""
+        self._reasoning = reason_first
         self.buffer = ""
         self.mode = "undecided"  # -> "text" | "calls"
         self.finished = False  # a call reply is complete: stop generating
@@ -173,6 +190,12 @@ class OutputSplitter:
 
     def feed(self, piece: str) -> str:
         """Add generated text; return the answer text that can be shown now."""
+        if self._reasoning:
+            self.reason += piece
+            if "\n" not in self.reason:
+                return ""
+            self.reason, piece = self.reason.split("\n", 1)
+            self._reasoning = False
         self.buffer += piece
         if self.mode == "undecided":
             self._decide()

@@ -12,6 +12,9 @@
    case's time (`pilothouse eval`'s per-call steps: 10-16 s of 22-41 s). A result that is an
    error or an empty page leaves the choice open, so the model can correct its call; so does
    any other tool's result (an application's status may call for its events).
+3. **A first call may say how it will find the answer.** With `reason_first`, a model that
+   can (the local one: `models.local_toolcalls.REASON_FIRST`) writes one line opening with
+   those words before it picks among the tools offered, and the line is dropped.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from pilothouse.context.rewrite import RequestRewriteMiddleware, first_call
+from pilothouse.models.local_toolcalls import REASON_FIRST
 from pilothouse.runtime.answer_views import empty_page
 
 
@@ -39,15 +43,20 @@ def answered(messages: Sequence[BaseMessage], answering: Collection[str]) -> boo
 class ToolChoiceMiddleware(RequestRewriteMiddleware):
     """`tool_choice="required"` on a turn's first call; `"none"` after answering tools."""
 
-    def __init__(self, answering_tools: Collection[str] = ()) -> None:
+    def __init__(self, answering_tools: Collection[str] = (),
+                 reason_first: str | None = None) -> None:
         super().__init__()
         self.answering_tools = frozenset(answering_tools)
+        self.reason_first = reason_first
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
         if not request.messages or not request.tools or request.tool_choice not in (None,
                                                                                      "auto"):
             return request
         if first_call(request):
+            if self.reason_first and getattr(request.model, "reasons_before_calls", False):
+                settings = {**request.model_settings, REASON_FIRST: self.reason_first}
+                return request.override(tool_choice="required", model_settings=settings)
             return request.override(tool_choice="required")
         if isinstance(request.messages[-1], ToolMessage) \
                 and answered(request.messages, self.answering_tools):

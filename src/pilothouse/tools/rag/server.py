@@ -129,12 +129,16 @@ def build_rag_server(
         return tool_result(report_payload(run.report), is_error=False, view=views.report_view)
 
     # No example query in the description: the local model copied the one it had ("where is
-    # auth checked") as the query of an unrelated request (`pilothouse eval`).
+    # auth checked") as the query of an unrelated request (`pilothouse eval`). What it cannot
+    # answer is said: the local model retrieved passages to count files or to read git.
     @server.tool(structured_output=False, annotations=READS)
     async def retrieve_code_context(
         query: str, k: int = 5, path_filter: str | None = None, ctx: Context | None = None
     ) -> CallToolResult:
-        """Find the code most relevant to a question: file paths, line ranges and snippets.
+        """What the source code says about a behaviour, a concept or a name: how something
+        works, where it is defined, handled or set. Returns the few passages (file paths, line
+        ranges, snippets) most similar to the query, so it cannot count files or lines, list
+        every place a word occurs, or see the git history: a shell command does those.
 
         query: what you are looking for: the question's own words, or a function or class name.
         k: how many chunks (3-20). path_filter: a glob ("src/**/*.py") or part of a path.

@@ -16,16 +16,22 @@ from pilothouse.tools.shell.service import ShellService
 from pilothouse.tools.shell.views import command_view
 from pilothouse.tools.tool_server import ToolServer
 
-RUN_COMMAND_DESCRIPTION = """Run a shell command line in the workspace, safely.
+# What it answers comes first, in the words of what is asked for: the tools' descriptions are
+# how a model picks among them (measured on the local model: questions about the files or the
+# git history of the workspace went to code retrieval while this said only how commands run).
+RUN_COMMAND_DESCRIPTION = """Facts about the workspace's files and git repository, from a shell \
+command run in it: how many files or lines (find, wc -l), every file or line that mentions a \
+word (grep -rn), a file's whole text (cat, head, tail), the repository's history and state (git \
+log, git status, git diff), whether the tests pass.
 
 Supports pipelines (|), &&, ||, ;, redirections (>, >>, <, 2>&1) and cd inside the workspace.
 Not supported (refused with a reason): $(...), backticks, subshells, &, here-docs, unknown
-$VARIABLES. Read-only tools run at once; commands that change things (git push, kubectl apply,
-rm, interpreters...) return status "needs_approval": ask the user, and when they approve, call
-again with the same command and the approval_token their approval produces. The approval
-covers the files the command names: if one changed since, nothing runs (kind
-"EvidenceChanged") and the user is asked again. Denied commands
-(sudo, rm -rf /, curl | sh, reading secrets, writing outside the workspace) never run.
+$VARIABLES. Read-only commands run at once; commands that change things (git push, kubectl
+apply, rm, interpreters...) return status "needs_approval": ask the user, and when they approve,
+call again with the same command and the approval_token their approval produces. The approval
+covers the files the command names: if one changed since, nothing runs (kind "EvidenceChanged")
+and the user is asked again. Denied commands (sudo, rm -rf /, curl | sh, reading secrets,
+writing outside the workspace) never run.
 Statuses: ok, error, timeout, refused, needs_approval; `guidance` says what to do next."""
 
 
