@@ -29,7 +29,7 @@ from pilothouse.models.local_engine import (
     vocab_model,
 )
 from pilothouse.models.local_prompt import PLAIN_ANSWER_HINT, compact_tool, render_prompt
-from pilothouse.models.local_toolcalls import build_grammar
+from pilothouse.models.local_toolcalls import REASON_FIRST, build_grammar
 from pilothouse.models.local_weights import (
     EXPECTED_SHA256,
     EXPECTED_SIZE,
@@ -137,7 +137,7 @@ def test_grammars_are_accepted_by_llama_cpp(model: ChatLocalLlama) -> None:
 
     for choice in ("auto", "required", "deploy"):
         for max_calls in (1, 4):
-            grammar = build_grammar(tools, choice, max_calls)
+            grammar = build_grammar(tools, choice, max_calls, reason_first="Found by ")
             assert grammar is not None
             one_token(grammar)  # raises if llama.cpp cannot parse it
     with pytest.raises(ValueError, match="rejected"):
@@ -156,6 +156,17 @@ def test_agent_calls_the_tool_and_answers_from_its_result(model: ChatLocalLlama)
     assert first_call.tool_calls[0]["id"].startswith("call_")
     assert first_call.response_metadata["finish_reason"] == "tool_calls"
     assert final.usage_metadata is not None and final.usage_metadata["output_tokens"] > 0
+
+
+def test_a_reasoned_forced_call_comes_back_as_the_call_alone(model: ChatLocalLlama) -> None:
+    # The line of reasoning is generated under the grammar and dropped: the reply is the call.
+    calls: list[str] = []
+    tools = [status_tool(calls), list_applications]
+    bound = model.bind_tools(tools, tool_choice="required",
+                             **{REASON_FIRST: "The answer is found by "})
+    reply = bound.invoke([SystemMessage(SYSTEM), HumanMessage("Is payments-api healthy?")])
+    assert reply.content == "" and len(reply.tool_calls) == 1
+    assert reply.tool_calls[0]["name"] in {"get_application_status", "list_applications"}
 
 
 def test_a_greeting_with_tools_bound_gets_a_plain_answer(model: ChatLocalLlama) -> None:

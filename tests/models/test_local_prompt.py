@@ -167,6 +167,16 @@ def test_forced_grammars() -> None:
         build_grammar(TOOLS, "delete_everything")
 
 
+def test_a_forced_call_may_open_with_one_line_of_reasoning() -> None:
+    rules = _rules(build_grammar(TOOLS, "required", reason_first="Found by "))
+    assert rules["root"] == "reason calls"
+    assert rules["reason"].startswith('"Found by " [^\\n<]{1,') and rules["reason"].endswith(
+        '"\\n"')
+    # A choice left open is not reasoned: a plain answer must stay possible.
+    assert _rules(build_grammar(TOOLS, "auto", reason_first="Found by "))["root"] == (
+        "calls | answer")
+
+
 def test_one_call_per_turn_unless_parallel_calls_are_asked_for() -> None:
     assert _rules(build_grammar(TOOLS, "required", max_calls=1))["calls"] == "call"
     assert "{0,3}" in _rules(build_grammar(TOOLS, "required", max_calls=4))["calls"]
@@ -205,6 +215,9 @@ FENCED_CALL = (
     '```json\n{\n  "name": "get_application_status",\n  "arguments": {\n'
     '    "name": "payments-api"\n  }\n}\n```'
 )
+
+TAGGED_CALL = ('<tool_call>\n{"name": "get_pod_logs", "arguments": {"application": '
+               '"payments-api"}}\n</tool_call>')
 
 
 def test_fenced_json_naming_a_tool_is_a_call() -> None:
@@ -272,6 +285,22 @@ def test_streaming_in_any_chunking_gives_the_same_result(text: str, sizes: list[
     assert [c["args"] for c in parsed.tool_calls] == [c["args"] for c in whole.tool_calls]
 
 
+@given(sizes=CHUNKINGS)
+def test_the_line_of_reasoning_is_dropped_in_any_chunking(sizes: list[int]) -> None:
+    text = "Found by reading the logs of its pods.\n" + TAGGED_CALL
+    splitter = OutputSplitter(NAMES, reason_first=True)
+    shown, pos = [], 0
+    for size in sizes * (len(text) // sum(sizes) + 1):
+        if pos >= len(text):
+            break
+        shown.append(splitter.feed(text[pos : pos + size]))
+        pos += size
+    rest, parsed = splitter.finish()
+    assert "".join(shown) + rest == "" and parsed.content == ""
+    assert splitter.reason == "Found by reading the logs of its pods."
+    assert [c["name"] for c in parsed.tool_calls] == ["get_pod_logs"]
+
+
 # -- turn routing, against a scripted engine ---------------------------------------------------
 
 
@@ -282,13 +311,15 @@ class ScriptedEngine:
         self.outputs = list(outputs)
         self.prompts: list[str] = []
         self.max_tokens: list[int] = []
+        self.grammars: list[str | None] = []
         self.lock = threading.Lock()
 
     def generate(
         self, prompt: str, *, stats: GenerationStats, should_stop: Any, max_tokens: int,
-        **_: Any
+        grammar: str | None = None, **_: Any
     ) -> Iterator[str]:
         self.prompts.append(prompt)
+        self.grammars.append(grammar)
         self.max_tokens.append(max_tokens)
         stats.prompt_tokens = len(prompt) // 4
         for piece in re.findall(r".{1,3}", self.outputs.pop(0), re.DOTALL):
@@ -325,6 +356,18 @@ def test_first_turn_streams_text_from_one_generation() -> None:
     assert text == "Hi! How can I help?" and len(engine.prompts) == 1
     assert "<tools>" in engine.prompts[0]
     assert outcome.input_tokens == len(engine.prompts[0]) // 4
+
+
+def test_only_a_forced_choice_among_several_tools_is_reasoned() -> None:
+    engine = ScriptedEngine("Found by its logs.\n" + TAGGED_CALL, TAGGED_CALL)
+    _, outcome = _turn(engine, [HumanMessage("Why is payments-api down?")], choice="required",
+                       reason_first="Found by ")
+    assert [c["name"] for c in outcome.parsed.tool_calls] == ["get_pod_logs"]
+    assert "reason" in engine.grammars[0]
+    # One tool named: nothing to choose, so nothing to reason about.
+    _, outcome = _turn(engine, [HumanMessage("Logs of payments-api")], choice="get_pod_logs",
+                       reason_first="Found by ")
+    assert "reason" not in engine.grammars[1] and outcome.parsed.tool_calls
 
 
 def test_after_a_result_a_new_call_is_kept() -> None:

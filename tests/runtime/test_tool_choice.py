@@ -4,17 +4,18 @@ answering tool's result."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.tools import ToolException, tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.config import Settings
-from pilothouse.models.registry import ModelSetup
+from pilothouse.models.local_toolcalls import REASON_FIRST
+from pilothouse.models.registry import ModelSetup, setup_model
 from pilothouse.runtime.builder import build_agent
 from pilothouse.runtime.session import Conversation
 from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
-from pilothouse.testing.scripted_model import tool_call
+from pilothouse.testing.scripted_model import ScriptedChatModel, tool_call
 
 
 @tool
@@ -72,3 +73,29 @@ async def test_after_an_answering_tools_result_the_model_answers_after_others_it
     # A page with rows answers; an empty page, an error and another tool's result leave the
     # choice to the model (it may correct its call, or look further).
     assert choices == ["required", "none", "required", None, None, None]
+
+
+class ReasoningScriptedModel(ScriptedChatModel):
+    """A scripted model that, like the local one, takes the reason-first setting."""
+
+    reasons_before_calls: ClassVar[bool] = True
+
+
+async def test_a_first_call_is_asked_to_reason_only_of_a_model_that_can(
+    make_settings: Callable[..., Settings]
+) -> None:
+    settings = make_settings()
+    requests = []
+    for model_class in (ReasoningScriptedModel, ScriptedChatModel):
+        model = model_class.from_steps([tool_call("list_applications"), "None.",
+                                        tool_call("list_applications", page=2), "Still none."])
+        graph = build_agent(settings, setup_model(settings, chat_model=model),
+                            tools=[list_applications], checkpointer=InMemorySaver(),
+                            extra_middleware=[ToolChoiceMiddleware(reason_first="Found by ")])
+        conversation = Conversation(graph, model_class.__name__)
+        for question in ("List apps", "And page 2?"):
+            [e async for e in conversation.ask(question)]
+        requests.append([r.settings.get(REASON_FIRST) for r in model.requests])
+    # The first call of each turn, and only of the model that takes the setting (another
+    # provider would reject an argument it does not know).
+    assert requests == [["Found by ", None, "Found by ", None], [None] * 4]

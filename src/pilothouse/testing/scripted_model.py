@@ -53,6 +53,8 @@ class Recorded:
     tools: list[dict[str, Any]]
     tokens: int
     tool_choice: Any = None
+    #: The model settings the call was bound with (`ModelRequest.model_settings`).
+    settings: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -71,6 +73,7 @@ class ScriptedChatModel(BaseChatModel):
     script: Script
     bound_tools: list[dict[str, Any]] = Field(default_factory=list)
     bound_tool_choice: Any = None
+    bound_settings: dict[str, Any] = Field(default_factory=dict)
     window_tokens: int | None = None
     count_tokens: Callable[[Sequence[BaseMessage], list[dict[str, Any]]], int] | None = None
 
@@ -90,8 +93,10 @@ class ScriptedChatModel(BaseChatModel):
         return self.script.requests
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
+        settings = {k: v for k, v in kwargs.items() if k != "tool_choice"}
         return self.model_copy(update={"bound_tools": [convert_to_openai_tool(t) for t in tools],
-                                       "bound_tool_choice": kwargs.get("tool_choice")})
+                                       "bound_tool_choice": kwargs.get("tool_choice"),
+                                       "bound_settings": settings})
 
     def _next_step(self, messages: list[BaseMessage]) -> AIMessage:
         script = self.script
@@ -119,7 +124,8 @@ class ScriptedChatModel(BaseChatModel):
     ) -> ChatResult:
         tokens = self.count_tokens(messages, self.bound_tools) if self.count_tokens else 0
         self.script.requests.append(
-            Recorded(list(messages), list(self.bound_tools), tokens, self.bound_tool_choice))
+            Recorded(list(messages), list(self.bound_tools), tokens, self.bound_tool_choice,
+                     dict(self.bound_settings)))
         if self.window_tokens is not None and tokens > self.window_tokens:
             raise ValueError(
                 f"Error code: 400 - This model's maximum context length is {self.window_tokens} "
