@@ -364,6 +364,7 @@ def test_only_a_forced_choice_among_several_tools_is_reasoned() -> None:
                        reason_first="Found by ")
     assert [c["name"] for c in outcome.parsed.tool_calls] == ["get_pod_logs"]
     assert "reason" in engine.grammars[0]
+    assert outcome.generations[0].endswith("said first: 'Found by its logs.'")  # for reports
     # One tool named: nothing to choose, so nothing to reason about.
     _, outcome = _turn(engine, [HumanMessage("Logs of payments-api")], choice="get_pod_logs",
                        reason_first="Found by ")

@@ -165,9 +165,12 @@ def _decode(
     outcome.finish_reason = stats.finish_reason
     outcome.read_tokens += stats.read_tokens
     # Where the seconds went: reading the prompt (until the first token) or generating.
+    said_first = f"; said first: {splitter.reason.strip()!r}" if splitter and splitter.reason \
+        else ""
     outcome.generations.append(
         f"{stats.prompt_tokens}+{stats.completion_tokens} tokens (read {stats.read_tokens}): "
-        f"first token {first_token or 0.0:.1f} s, all {time.monotonic() - started:.1f} s")
+        f"first token {first_token or 0.0:.1f} s, all {time.monotonic() - started:.1f} s"
+        + said_first)
 
 
 def _call_key(call: Any) -> str:
