@@ -165,12 +165,8 @@ class ModelService:
         ticket = self.queue.join()
         try:
             self.queue.wait(ticket, lambda ahead: conn.send(("queued", ahead)))
-            worker = self.engine.start()
-            # Counted before the client hears it runs, so a status it asks for next includes
-            # it (CI: counted after, a status read right after the turn missed it). A turn its
-            # client gave up before it began is not counted.
-            self.turns += 1
-            conn.send(("running", (worker, os.getpid())))
+            conn.send(("running", (self.engine.start(), os.getpid())))
+            self.turns += 1  # a turn its client gave up before it began is not counted
             while True:
                 try:
                     kind, request = conn.recv()
