@@ -129,10 +129,11 @@ GROUNDED_NAMES = {"retrieve_code_context": ("path_filter",), "index_directory": 
 #: code is shown whole. Not `run_command`: a task can take several commands.
 ANSWERING_TOOLS = frozenset({"retrieve_code_context"})
 #: How the first call's line of reasoning opens (`runtime.tool_choice`). Measured on the local
-#: model's first call over 33 dev requests: without it, a question about the last commit,
+#: model's first call over 35 dev requests: without it, a question about the last commit,
 #: uncommitted files, a count of files or every file that mentions a name went to code
 #: retrieval (a command for 0 of 9 held-out ones); after saying how the answer is found it
-#: ran a command for 6 of 9, and one of 4 retrieval questions became a command.
+#: ran a command for 6 of 9, and one of 4 retrieval questions became a command. Whole turns:
+#: dev DevOps 23 -> 25 of 35; the test split's DevOps category 3/12 before and after.
 REASON_FIRST = "The answer is found by "
 
 
