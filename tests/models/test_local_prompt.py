@@ -265,6 +265,17 @@ def test_text_is_released_as_soon_as_it_cannot_be_a_call() -> None:
 CHUNKINGS = st.lists(st.integers(min_value=1, max_value=12), min_size=1, max_size=40)
 
 
+def _fed_in_chunks(splitter: OutputSplitter, text: str, sizes: list[int]) -> list[str]:
+    """What `splitter` releases when `text` arrives in pieces of `sizes` (repeated)."""
+    shown, pos = [], 0
+    for size in sizes * (len(text) // sum(sizes) + 1):
+        if pos >= len(text):
+            break
+        shown.append(splitter.feed(text[pos : pos + size]))
+        pos += size
+    return shown
+
+
 @given(
     text=st.sampled_from(
         [FENCED_CALL, "Hello! How can I help?", '```json\n{"a": 1}\n```', "```python\nx = 1\n```"]
@@ -273,12 +284,7 @@ CHUNKINGS = st.lists(st.integers(min_value=1, max_value=12), min_size=1, max_siz
 )
 def test_streaming_in_any_chunking_gives_the_same_result(text: str, sizes: list[int]) -> None:
     splitter = OutputSplitter(NAMES)
-    shown, pos = [], 0
-    for size in sizes * (len(text) // sum(sizes) + 1):
-        if pos >= len(text):
-            break
-        shown.append(splitter.feed(text[pos : pos + size]))
-        pos += size
+    shown = _fed_in_chunks(splitter, text, sizes)
     rest, parsed = splitter.finish()
     whole = parse_output(text, NAMES)
     assert "".join(shown) + rest == ("" if whole.tool_calls else text)
@@ -289,12 +295,7 @@ def test_streaming_in_any_chunking_gives_the_same_result(text: str, sizes: list[
 def test_the_line_of_reasoning_is_dropped_in_any_chunking(sizes: list[int]) -> None:
     text = "Found by reading the logs of its pods.\n" + TAGGED_CALL
     splitter = OutputSplitter(NAMES, reason_first=True)
-    shown, pos = [], 0
-    for size in sizes * (len(text) // sum(sizes) + 1):
-        if pos >= len(text):
-            break
-        shown.append(splitter.feed(text[pos : pos + size]))
-        pos += size
+    shown = _fed_in_chunks(splitter, text, sizes)
     rest, parsed = splitter.finish()
     assert "".join(shown) + rest == "" and parsed.content == ""
     assert splitter.reason == "Found by reading the logs of its pods."
