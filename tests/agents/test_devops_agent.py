@@ -5,18 +5,20 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
+from pilothouse.agents.devops import REASON_FIRST as DEVOPS_REASON_FIRST
 from pilothouse.agents.devops import open_devops_toolkit
 from pilothouse.agents.factory import AgentFactory
 from pilothouse.config import Settings
-from pilothouse.models.registry import ModelSetup
+from pilothouse.models.local_toolcalls import REASON_FIRST
+from pilothouse.models.registry import ModelSetup, setup_model
 from pilothouse.runtime.events import Answer, ApprovalRequest, ContextNote, Event, ToolResult
 from pilothouse.runtime.session import Conversation
-from pilothouse.testing.scripted_model import tool_call
+from pilothouse.testing.scripted_model import ScriptedChatModel, tool_call
 from pilothouse.tools.mcp_connect import call_for_payload
 from pilothouse.tools.shell import check_command
 
@@ -164,3 +166,20 @@ async def test_on_the_local_model_code_passages_get_the_models_explanation(
     [answer] = [e.text for e in kinds(events, Answer)]
     assert answer.startswith("It sums the invoice lines and adds the tax.")
     assert "billing.py" in answer
+
+
+class _ReasoningModel(ScriptedChatModel):
+    """A scripted model that, like the local one, takes the reason-first setting."""
+
+    reasons_before_calls: ClassVar[bool] = True
+
+
+async def test_the_first_call_asks_a_model_that_can_to_say_how_the_answer_is_found(
+    tmp_path: Path, make_settings: Callable[..., Settings],
+) -> None:
+    settings = settings_for(make_settings, billing_workspace(tmp_path))
+    model = _ReasoningModel.from_steps(["Nothing to say."])
+    async with open_devops_toolkit(settings) as toolkit:
+        graph = await build(settings, setup_model(settings, chat_model=model), toolkit)
+        [e async for e in Conversation(graph, "reason").ask("who made the last commit?")]
+    assert model.requests[0].settings.get(REASON_FIRST) == DEVOPS_REASON_FIRST
