@@ -36,18 +36,29 @@ class AgentSpec:
     open_toolkit: Callable[[Settings], AbstractAsyncContextManager[Toolkit]]
 
 
+#: Each description says where its agent's facts live (the clusters, GitHub, the local
+#: checkout) as well as what it does: the supervisor's model picks an agent by it when the
+#: question names none. Measured (a probe of the local supervisor's free choice over 133 dev
+#: questions): with descriptions that said only what each agent does, a question about the
+#: checkout's files or git history went to Argo CD or GitHub 28 times; saying where each
+#: agent's facts live, 15.
 SPECIALISTS: dict[str, AgentSpec] = {
     "argocd": AgentSpec(
-        "argocd", "Argo CD: applications and their sync and health status, resources, events, "
-                  "pod logs, projects, ApplicationSets and clusters; syncs need approval.",
+        "argocd", "Argo CD: what runs on the clusters: the applications deployed there, their "
+                  "sync and health status, resources, events, pod logs and deploy history; "
+                  "projects, ApplicationSets and clusters. Syncs need approval.",
         open_argocd_toolkit),
     "github": AgentSpec(
-        "github", "GitHub: pull requests (open, awaiting review, files changed), issues, "
-                  "search across repositories, GitHub Actions runs and their logs.",
+        "github", "GitHub: repositories hosted on GitHub, named by owner/repo or repository "
+                  "name: their pull requests (open, awaiting review, files changed), issues, "
+                  "commits, GitHub Actions runs and their logs, search across repositories.",
         open_github_toolkit),
     "devops": AgentSpec(
-        "devops", "DevOps: safe shell commands in the workspace (others need approval), "
-                  "questions about the codebase, plans for multi-step tasks.",
+        "devops", "DevOps: the local workspace, the git checkout the user works in: its code "
+                  "(how it works, where something is defined or set), its files (read, list, "
+                  "count, search), config and deployment manifests, its git history and "
+                  "uncommitted changes; runs shell commands there (unsafe ones need approval) "
+                  "and plans multi-step tasks.",
         open_devops_toolkit),
 }
 AGENT_NAMES: tuple[str, ...] = (*SPECIALISTS, SUPERVISOR)
