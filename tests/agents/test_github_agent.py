@@ -108,8 +108,10 @@ async def test_a_repository_named_without_its_owner_gets_the_one_owner_the_token
                      for m in (await graph.aget_state({"configurable": {"thread_id": thread}})
                                ).values["messages"] if getattr(m, "tool_calls", None)]
 
+    # Named or not, a repository the token sees under one owner is called by that owner
+    # (`agents.repository_owner`); only the first is told what the question's name is.
     assert calls == [{"owner": "acme-corp", "repo": "payments-api"},
-                     {"owner": "payments-api", "repo": "payments-api"}]  # nothing named
+                     {"owner": "acme-corp", "repo": "payments-api"}]
     # The first call of the turn that named it is told what the name is; no later call is.
     requests = setup.chat_model.requests  # type: ignore[attr-defined]
     told = [str(r.messages[-1].content) for r in requests
@@ -117,6 +119,31 @@ async def test_a_repository_named_without_its_owner_gets_the_one_owner_the_token
     assert (f"{TURN_NOTE}Resolved against the live inventory: 'payments-api' is a GitHub "
             "repository (acme-corp/payments-api).") in told[0]
     assert "Resolved against" not in told[1]
+
+
+async def test_an_owner_that_holds_no_such_repository_becomes_the_one_that_does(
+    make_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    # A schema's placeholder owner, on a turn's second call (after a first that failed), and
+    # a repository no owner holds, which is left for the tool to answer with near names.
+    placeholder = tool_call("list_issues", owner="example-org", repo="payments-api")
+    unknown = tool_call("list_issues", owner="example-org", repo="no-such-repository")
+    with running_github_sandbox() as sandbox:
+        settings = dataclasses.replace(make_settings(), github_api_url=sandbox.url,
+                                       github_token=sandbox.token)
+        setup = scripted_setup([unknown, placeholder, "Here are the issues."],
+                               settings=settings)
+        async with open_github_toolkit(settings) as toolkit:
+            graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+            events = [e async for e in Conversation(graph, "issues").ask("any open issues?")]
+            calls = [m.tool_calls[0]["args"] for m in (await graph.aget_state(
+                {"configurable": {"thread_id": "issues"}})).values["messages"]
+                if getattr(m, "tool_calls", None)]
+
+    assert calls == [{"owner": "example-org", "repo": "no-such-repository"},
+                     {"owner": "acme-corp", "repo": "payments-api"}]
+    [answer] = [e.text for e in events if isinstance(e, Answer)]
+    assert "acme-corp/payments-api" in answer
 
 
 async def test_an_item_cited_as_hash_number_is_offered_the_tools_that_take_a_number(

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+
 from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
 from pilothouse.agents.question_parts import names_resource
-from pilothouse.agents.tool_hints import ToolHint, ToolHintMiddleware, hinted_tools
+from pilothouse.agents.shell_intent import SpelledCommandMiddleware
+from pilothouse.agents.tool_hints import ToolHint, ToolHintMiddleware, hinted_tools, tool_hints
+from pilothouse.config import Settings
 
 
 @tool
@@ -50,3 +55,16 @@ def test_a_hint_narrows_the_first_call_only() -> None:
 def test_hyphenated_words_are_not_names() -> None:
     assert names_resource("restart ledger-api-qa") and names_resource("octo/ledger issues")
     assert not names_resource("show out-of-sync and auto-sync apps with a dry-run")
+
+
+def test_with_the_hint_layer_off_a_spelled_request_still_acts_and_the_hints_do_not(
+    make_settings: Callable[..., Settings],
+) -> None:
+    spelled = SpelledCommandMiddleware()
+    on = tool_hints(make_settings(), HINTS, spelled=[spelled])
+    off = tool_hints(dataclasses.replace(make_settings(),
+                                         disabled_layers=frozenset({"tool_hints"})),
+                     HINTS, spelled=[spelled])
+
+    assert on[0] is spelled and isinstance(on[1], ToolHintMiddleware) and len(on) == 2
+    assert off == [spelled]

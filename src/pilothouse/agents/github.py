@@ -16,6 +16,7 @@ from pilothouse.agents.github_prompt import GITHUB_SYSTEM_PROMPT
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
 from pilothouse.agents.inventory import REPOSITORY, GitHubRepositories
 from pilothouse.agents.named_scope import OneNamedResource, by_owner_and_repo
+from pilothouse.agents.repository_owner import RepositoryOwnerMiddleware
 from pilothouse.agents.routing import GITHUB_REFERENCE
 from pilothouse.agents.search_query import GroundedSearchQueryMiddleware
 from pilothouse.agents.toolkit import Toolkit
@@ -106,4 +107,6 @@ async def open_github_toolkit(
                                         GroundedArgsMiddleware({}, GROUNDED_FILTERS,
                                                                GROUNDED_NAMES),
                                         GroundedSearchQueryMiddleware(),
-                                        NumberedItemMiddleware()])
+                                        NumberedItemMiddleware(),
+                                        RepositoryOwnerMiddleware(
+                                            GitHubRepositories(connection))])

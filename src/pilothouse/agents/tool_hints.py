@@ -54,8 +54,9 @@ class ToolHintMiddleware(RequestRewriteMiddleware):
 
 def tool_hints(settings: Settings, hints: Sequence[ToolHint], *,
                spelled: Sequence[RequestRewriteMiddleware] = ()) -> list[RequestRewriteMiddleware]:
-    """The hint layers of an agent (`spelled`: those that act on a spelled request first), or
-    none when the `tool_hints` layer is off (the ablation run)."""
+    """The hint layers of an agent (`spelled`: those that act on a spelled request first); with
+    the `tool_hints` layer off (the ablation run), only the spelled ones: a command the person
+    spelled out is run as spelled in any world, while the hints read words."""
     if not settings.layer_enabled("tool_hints"):
-        return []
+        return [*spelled]
     return [*spelled, ToolHintMiddleware(hints)]
