@@ -93,6 +93,8 @@ async def open_github_toolkit(
              "PILOTHOUSE_LOG_LEVEL": settings.log_level, "PILOTHOUSE_HOME": str(settings.home)}
     launch = stdio_parameters(connection, extra_env=extra,
                               args=cli_arguments(settings, "github"))
+    # One inventory for both lookups of a turn: the question's repository and each call's owner.
+    repositories = GitHubRepositories(connection)
     async with open_mcp_tools("github", launch) as tools:
         one_repo = [t.name for t in tools if {"owner", "repo"} <= set(t.args)]
         # Every GitHub tool reads; nothing needs a person's approval. Each turn starts with a
@@ -100,7 +102,7 @@ async def open_github_toolkit(
         # evaluation questions from memory ("error: Too many requests", PR counts it made up).
         yield Toolkit(name="github", prompt=GITHUB_SYSTEM_PROMPT, tools=tools,
                       extra_middleware=[ToolChoiceMiddleware(ANSWERING_TOOLS),
-                                        OneNamedResource(GitHubRepositories(connection),
+                                        OneNamedResource(repositories,
                                                          REPOSITORY, one_repo,
                                                          subject=by_owner_and_repo,
                                                          narrow=False),
@@ -108,5 +110,4 @@ async def open_github_toolkit(
                                                                GROUNDED_NAMES),
                                         GroundedSearchQueryMiddleware(),
                                         NumberedItemMiddleware(),
-                                        RepositoryOwnerMiddleware(
-                                            GitHubRepositories(connection))])
+                                        RepositoryOwnerMiddleware(repositories)])

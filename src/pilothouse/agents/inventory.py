@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
@@ -162,18 +163,31 @@ class GitHubRepositories:
     """The GitHub repositories the token can see: `owner/name`, or a name one owner has."""
 
     agent = "github"
+    #: How long one listing answers later lookups: a GitHub turn looks repositories up for its
+    #: question and again for each call's owner (`agents.repository_owner`), and each listing
+    #: is up to `MAX_REPO_PAGES` requests against the token's rate limit.
+    REUSE_SECONDS: ClassVar[float] = 30.0
 
     def __init__(self, connection: GitHubConnection) -> None:
         self.connection = connection
+        self._listed: tuple[float, list[str]] | None = None
 
-    async def resolve(self, words: Sequence[Candidate]) -> list[Mention]:
+    async def _visible(self) -> list[str]:
+        """The repositories the token can see, listed at most once per `REUSE_SECONDS`."""
         from pilothouse.tools.github.client import GitHubClient
 
+        if self._listed is not None and time.monotonic() - self._listed[0] < self.REUSE_SECONDS:
+            return self._listed[1]
         connection = self.connection
         async with GitHubClient(connection.api_url, connection.token,
                                 timeout=connection.timeout_seconds, retries=0,
                                 max_rate_limit_wait=0) as client:
             visible = await client.visible_repositories()
+        self._listed = (time.monotonic(), visible)
+        return visible
+
+    async def resolve(self, words: Sequence[Candidate]) -> list[Mention]:
+        visible = await self._visible()
         full = {name.lower(): name for name in visible}
         owners: dict[str, list[str]] = {}
         for name in visible:
