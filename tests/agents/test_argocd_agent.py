@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import httpx
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -26,6 +27,14 @@ def sandbox() -> Iterator[RunningSandbox]:
 
 
 LEAD = "Here is the first page of the fleet; ask for the next page to see more."
+
+
+def a_project(settings: Settings) -> str:
+    """A project of the sandbox other than the built-in one (read over HTTP, not assumed)."""
+    answer = httpx.get(f"{settings.argocd_url}/api/v1/projects",
+                       headers={"Authorization": f"Bearer {settings.argocd_token}"}).json()
+    return next(str(p["metadata"]["name"]) for p in answer["items"]
+                if p["metadata"]["name"] != "default")
 
 
 async def run(graph: Any, question: str, thread: str = "t") -> list[Event]:
@@ -193,20 +202,25 @@ async def test_the_next_page_repeats_the_listing_with_its_filters_without_a_mode
     settings = argocd_settings()
     # The first question's call; then only leads: had a follow-up gone to the model, it would
     # have answered with a lead and made no call.
+    project = a_project(settings)
     setup = scripted_setup([tool_call("list_applications", health_status="Degraded",
-                                      page_size=5), LEAD, LEAD, LEAD],
+                                      page_size=5), LEAD, LEAD, LEAD,
+                            tool_call("list_applications", project=project, page=2), LEAD],
                            window=32_000, settings=settings)
     async with open_argocd_toolkit(settings) as toolkit:
         graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
         first = await run(graph, "Which applications are degraded? Five at a time.", "p-1")
         second = await run(graph, "next page", "p-1")
         back = await run(graph, "and the previous one?", "p-1")
+        # A page of something the inventory holds is a new listing: the model writes it.
+        await run(graph, f"next page of the {project} ones", "p-1")
 
     state = await graph.aget_state({"configurable": {"thread_id": "p-1"}})
     calls = [c["args"] for m in state.values["messages"] for c in getattr(m, "tool_calls", [])]
     assert calls == [{"health_status": "Degraded", "page_size": 5},
                      {"health_status": "Degraded", "page_size": 5, "page": 2},
-                     {"health_status": "Degraded", "page_size": 5, "page": 1}]
+                     {"health_status": "Degraded", "page_size": 5, "page": 1},
+                     {"project": project, "page": 2}]
     answers = [next(e.text for e in events if isinstance(e, Answer))
                for events in (first, second, back)]
     assert "PAGE 2 of" in answers[1] and "| Degraded |" in answers[1]

@@ -5,11 +5,26 @@ from __future__ import annotations
 import pytest
 from word_routing import agents_by_words
 
-from pilothouse.agents.question_parts import clauses, split_by_agent
+from pilothouse.agents.inventory import APPLICATION, REPOSITORY, Mention
+from pilothouse.agents.question_parts import clauses, joined_words, split_by_agent
+from pilothouse.agents.request_frame import RequestFrame
+
+#: The names the inventories hold, in these tests (a name's shape is not what makes it one).
+HELD = {"payments-api": APPLICATION, "billing-ledger-staging": APPLICATION,
+        "billing-ledger-dev": APPLICATION, "shopfront": APPLICATION,
+        "acme-corp/billing-ledger": REPOSITORY, "acme-corp/infra-live": REPOSITORY}
+
+
+def frame_of(question: str) -> RequestFrame:
+    """`question`'s frame, its mentions the `HELD` names it has."""
+    return RequestFrame(question, tuple(
+        Mention(name, question.index(name), "argocd" if kind == APPLICATION else "github",
+                kind, name) for name, kind in HELD.items() if name in question))
 
 
 def parts(question: str) -> dict[str, str]:
-    return split_by_agent(question, agents_by_words(question), agents_by_words)
+    return split_by_agent(question, agents_by_words(question), agents_by_words,
+                          frame_of(question).names_in)
 
 
 def test_clauses_start_where_a_new_request_starts() -> None:
@@ -59,6 +74,27 @@ def test_an_agent_without_a_part_of_its_own_gets_the_whole_question() -> None:
     question = "Is payments-api Degraded in Argo CD, and is its CI workflow failing?"
     assert parts(question) == {"argocd": "Is payments-api Degraded in Argo CD",
                                "github": question}
+    # A one-word name is as much a name: the inventory holds it.
+    question = "Is shopfront Degraded in Argo CD, and is its CI workflow failing?"
+    assert parts(question) == {"argocd": "Is shopfront Degraded in Argo CD",
+                               "github": question}
     # No clause of its own at all: the agent named only by the whole.
-    assert split_by_agent("orders-api logs", ["argocd", "devops"], lambda _: []) == {
-        "argocd": "orders-api logs", "devops": "orders-api logs"}
+    assert split_by_agent("orders-api logs", ["argocd", "devops"], lambda _: [],
+                          lambda _: False) == {"argocd": "orders-api logs",
+                                               "devops": "orders-api logs"}
+
+
+def test_a_part_saying_its_of_a_name_it_holds_needs_nothing_more() -> None:
+    # The GitHub part names its own repository, whatever shape the name has: "its" is there.
+    question = ("Is shopfront Degraded in Argo CD, and is acme-corp/billing-ledger failing "
+                "its CI workflow?")
+    assert parts(question)["github"] == "is acme-corp/billing-ledger failing its CI workflow?"
+    # A hyphenated word no inventory holds is no name: the part still needs the whole.
+    question = "Is shopfront Degraded in Argo CD, and is its CI workflow failing after re-run?"
+    assert parts(question)["github"] == question
+
+
+def test_words_written_joined_are_found_whole() -> None:
+    assert joined_words("PR 77 in octo/ledger, and checkout-web.") == [
+        "octo/ledger", "checkout-web"]
+    assert joined_words("the weather today") == []

@@ -31,12 +31,14 @@ from pilothouse.agents.request_frame import RequestFrame
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.agents.workspace_names import WorkspaceNames
 from pilothouse.config import Settings
+from pilothouse.context.rewrite import before_notes
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.events import Answer
 from pilothouse.runtime.session import Conversation
 from pilothouse.runtime.subagent import InProcessSubAgent
 from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
 from pilothouse.sandbox.github import RunningGitHubSandbox, running_github_sandbox
+from pilothouse.testing.scripted_model import tool_call
 
 
 @pytest.fixture(scope="module")
@@ -260,3 +262,31 @@ def test_a_github_number_is_githubs_notation_for_an_issue_or_pull_request() -> N
     assert agents_by_words("who put up shopfront #37?") == ["github"]
     assert agents_by_words("octo/shopfront#12 approved yet?") == ["github"]
     assert agents_by_words("is the colour #fff or &#39;?") == []
+
+
+async def test_an_earlier_sentence_naming_what_an_inventory_holds_is_recalled_by_its_name(
+    github_sandbox: RunningGitHubSandbox, make_settings: Callable[..., Settings],
+    scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    settings = make_settings(GITHUB_API_URL=github_sandbox.url,
+                             GITHUB_TOKEN=github_sandbox.token,
+                             PILOTHOUSE_DISABLE_LAYERS="grounding")
+    github_setup = scripted_setup(["Noted.", "It is frozen."])
+    agents = [InProcessSubAgent("github", "GitHub.", AgentFactory(
+        settings, github_setup, InMemorySaver()).build(Toolkit(name="github", prompt="")).graph)]
+    asked = "Which branch I mentioned is frozen?"
+    setup = scripted_setup([tool_call("ask_github", question=asked), "It is frozen."])
+    supervisor = AgentFactory(settings, setup, InMemorySaver()).supervisor_over(agents)
+    bare = a_repository(github_sandbox).split("/")[1]
+    # Neither sentence has a number; only the inventory says which one names something.
+    named = f"The release branch of {bare} is frozen."
+    assert not any(c.isdigit() for c in named)
+    conversation = Conversation(supervisor.graph, "recall-by-name")
+    [_ async for _ in conversation.ask(f"The staging branch is frozen as well. {named} "
+                                       "Which pull requests are open there?")]
+    [_ async for _ in conversation.ask(asked)]
+
+    question = str(github_setup.chat_model.requests[-1].messages[-1].content)  # type: ignore[attr-defined]
+    assert before_notes(question) == (
+        f"{asked}\n\n(What the person said earlier, which the question refers to: "
+        f'"{named}")')

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
+import pytest
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from word_routing import agents_by_words
 
 from pilothouse.agents.factory import AgentFactory
-from pilothouse.agents.question_parts import names_resource
 from pilothouse.agents.routing import DOMAIN_WORDS
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.agents.workspace_names import workspace_packages
@@ -21,7 +22,29 @@ from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.events import Answer
 from pilothouse.runtime.session import Conversation
 from pilothouse.runtime.subagent import InProcessSubAgent
+from pilothouse.sandbox.argocd.server import running_sandbox
+from pilothouse.sandbox.github import running_github_sandbox
 from pilothouse.testing.scripted_model import tool_call
+
+
+@pytest.fixture(scope="module")
+def worlds() -> Iterator[dict[str, str]]:
+    """Settings of a running Argo CD and GitHub sandbox: the inventories a question's names are
+    resolved against (whatever they are called, they are read from the sandboxes)."""
+    with running_sandbox(apps=40) as argocd, running_github_sandbox() as github:
+        yield {"ARGOCD_URL": argocd.url, "ARGOCD_TOKEN": argocd.token,
+               "GITHUB_API_URL": github.url, "GITHUB_TOKEN": github.token}
+
+
+def held_names(worlds: dict[str, str]) -> tuple[str, str]:
+    """An application and a repository (`owner/name`) the sandboxes hold."""
+    apps = httpx.get(f"{worlds['ARGOCD_URL']}/api/v1/applications",
+                     params={"fields": "items.metadata.name"},
+                     headers={"Authorization": f"Bearer {worlds['ARGOCD_TOKEN']}"}).json()
+    repos = httpx.get(f"{worlds['GITHUB_API_URL']}/user/repos",
+                      headers={"Authorization": f"Bearer {worlds['GITHUB_TOKEN']}"}).json()
+    return str(apps["items"][0]["metadata"]["name"]), str(repos[0]["full_name"])
+
 
 #: The sub-agents here answer from a script without tools, so nothing could ground their
 #: names; the grounding check has its own tests (tests/runtime/test_answer_views.py).
@@ -77,8 +100,6 @@ def test_a_question_names_the_agents_of_its_domain_words() -> None:
         "devops"]
     assert agents_by_words("What did PR 12 of octo/ledger change in setup.cfg?") == [
         "github"]
-    # A common hyphenated word names no resource.
-    assert not names_resource("who is on-call tonight?")
 
 
 async def test_the_first_call_sees_only_the_named_agents_and_later_calls_see_all(
@@ -155,14 +176,16 @@ async def test_a_failed_only_agent_goes_to_the_model_which_says_what_is_missing(
 
 async def test_a_question_naming_two_domains_asks_both_agents_one_after_the_other(
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+    worlds: dict[str, str],
 ) -> None:
-    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED, **worlds)
     agents = answering_agents(settings, scripted_setup)
-    setup = scripted_setup(["payments-api is Degraded and its CI fails."])
+    app, _ = held_names(worlds)
+    setup = scripted_setup([f"{app} is Degraded and its CI fails."])
     supervisor = supervisor_over(settings, setup, agents)
 
     events = [e async for e in Conversation(supervisor.graph, "r-3").ask(
-        "Is payments-api Degraded, and is its CI workflow failing?")]
+        f"Is {app} Degraded, and is its CI workflow failing?")]
 
     # Code asked each agent in turn; the model only writes, without being offered them again.
     [request] = setup.chat_model.requests  # type: ignore[attr-defined]
@@ -170,12 +193,12 @@ async def test_a_question_naming_two_domains_asks_both_agents_one_after_the_othe
     asked = [(name, args["question"]) for name, args in await calls_made(supervisor, "r-3")]
     # "its" names nothing without the first clause: the GitHub agent gets the whole question,
     # and what the Argo CD agent found about the app it names.
-    assert asked == [("ask_argocd", "Is payments-api Degraded"),
-                     ("ask_github", f"Is payments-api Degraded, and is its CI workflow failing?"
+    assert asked == [("ask_argocd", f"Is {app} Degraded"),
+                     ("ask_github", f"Is {app} Degraded, and is its CI workflow failing?"
                       f"{TURN_NOTE}What the other agents answered, which the question refers "
                       "to:\nargocd answered.")]
     assert [e.text for e in events if isinstance(e, Answer)] == [
-        "payments-api is Degraded and its CI fails.\n\nargocd answered.\n\ngithub answered."]
+        f"{app} is Degraded and its CI fails.\n\nargocd answered.\n\ngithub answered."]
 
 
 async def test_a_first_question_for_one_agent_reaches_it_as_asked_and_later_ones_as_reworded(
@@ -242,10 +265,11 @@ async def test_a_request_for_another_page_goes_to_the_agent_that_showed_the_page
         "Which listing do you mean? Ask it again with its name."]
 
 
-async def test_a_question_naming_a_resource_but_no_agent_must_ask_some_agent(
+async def test_a_word_shaped_like_a_name_that_no_inventory_holds_is_the_models_to_route(
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+    worlds: dict[str, str],
 ) -> None:
-    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED, **worlds)
     agents = answering_agents(settings, scripted_setup)
     setup = scripted_setup([tool_call("ask_argocd", question="last 50 log lines of x-api-dev")])
     supervisor = supervisor_over(settings, setup, agents)
@@ -253,8 +277,10 @@ async def test_a_question_naming_a_resource_but_no_agent_must_ask_some_agent(
     answers = await collect_answers(Conversation(supervisor.graph, "r-8"),
                                     "Show me the last 50 log lines of x-api-dev")
 
+    # No inventory holds it and no domain word is said: the model chooses, from every agent
+    # and the direct answer (a hyphen is no evidence in a world of one-word names).
     [request] = setup.chat_model.requests  # type: ignore[attr-defined]
-    assert request.tool_choice == "required" and len(request.tools) == 3
+    assert len(request.tools) == 4
     assert answers == ["argocd answered."]
 
 
@@ -312,9 +338,10 @@ async def test_a_follow_up_about_the_items_an_agent_listed_goes_to_that_agent(
 
 
 async def questions_asked(scripted_setup: Callable[..., ModelSetup],
-                          make_settings: Callable[..., Settings], question: str) -> list[str]:
+                          make_settings: Callable[..., Settings], question: str,
+                          **env: str) -> list[str]:
     """The questions the supervisor's code put to the answering agents for `question`."""
-    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED, **env)
     supervisor = supervisor_over(settings, scripted_setup(["Both answered."]),
                                  answering_agents(settings, scripted_setup))
     await collect_answers(Conversation(supervisor.graph, "parts"), question)
@@ -323,11 +350,13 @@ async def questions_asked(scripted_setup: Callable[..., ModelSetup],
 
 async def test_a_clause_that_says_its_carries_what_the_agents_before_it_answered(
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+    worlds: dict[str, str],
 ) -> None:
-    asked = await questions_asked(scripted_setup, make_settings, "Is ledger-api-qa Degraded, "
-                                  "and which PRs of octo/ledger touched its chart?")
-    assert asked == ["Is ledger-api-qa Degraded",
-                     f"which PRs of octo/ledger touched its chart?{TURN_NOTE}What the other "
+    app, repo = held_names(worlds)
+    asked = await questions_asked(scripted_setup, make_settings, f"Is {app} Degraded, "
+                                  f"and which PRs of {repo} touched its chart?", **worlds)
+    assert asked == [f"Is {app} Degraded",
+                     f"which PRs of {repo} touched its chart?{TURN_NOTE}What the other "
                      "agents answered, which the question refers to:\nargocd answered."]
 
 

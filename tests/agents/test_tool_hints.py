@@ -9,7 +9,6 @@ from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
-from pilothouse.agents.question_parts import names_resource
 from pilothouse.agents.shell_intent import SpelledCommandMiddleware
 from pilothouse.agents.tool_hints import ToolHint, ToolHintMiddleware, hinted_tools, tool_hints
 from pilothouse.config import Settings
@@ -50,11 +49,6 @@ def test_a_hint_narrows_the_first_call_only() -> None:
     later = middleware.rewrite(_request(HumanMessage("bump it, then tag it"), call,
                                         ToolMessage("planned", tool_call_id="c1")))
     assert [t.name for t in later.tools] == ["plan", "run_command"]
-
-
-def test_hyphenated_words_are_not_names() -> None:
-    assert names_resource("restart ledger-api-qa") and names_resource("octo/ledger issues")
-    assert not names_resource("show out-of-sync and auto-sync apps with a dry-run")
 
 
 def test_with_the_hint_layer_off_a_spelled_request_still_acts_and_the_hints_do_not(

@@ -21,7 +21,13 @@ from langchain_core.tools import BaseTool
 from pilothouse.agents.argocd_prompt import ARGOCD_SYSTEM_PROMPT
 from pilothouse.agents.evidence_gate import EVIDENCE_KEY, EvidenceGate, evidence_gate
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
-from pilothouse.agents.inventory import APPLICATION, PROJECT, ArgoCDNames
+from pilothouse.agents.inventory import (
+    APPLICATION,
+    APPLICATIONSET,
+    PROJECT,
+    ArgoCDNames,
+    Inventory,
+)
 from pilothouse.agents.named_scope import OneNamedResource, by_project
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
@@ -242,4 +248,5 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
                                   is_change=_is_change, preview_phrases=PREVIEW_PHRASES,
                                   filtered=("list_applications",)),
                               *evidence],
+            inventory=Inventory([ArgoCDNames(settings, (APPLICATION, APPLICATIONSET, PROJECT))]),
         )

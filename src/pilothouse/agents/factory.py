@@ -94,7 +94,7 @@ class AgentFactory:
         """The agent `toolkit` describes, with every layer `settings` enable."""
         # "Next page" repeats the newest listing's call for that page, before any hint or
         # grounding sees it (an agent without paged tools never finds one to repeat).
-        extra = [NextPageMiddleware(), *toolkit.extra_middleware]
+        extra = [NextPageMiddleware(toolkit.inventory), *toolkit.extra_middleware]
         if self.settings.layer_enabled("few_shot") and toolkit.name in BANKS:
             selector = ExampleSelector(BANKS[toolkit.name], [t.name for t in toolkit.tools],
                                        self.embedder)

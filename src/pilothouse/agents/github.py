@@ -14,7 +14,7 @@ from langchain.agents.middleware import ModelRequest
 
 from pilothouse.agents.github_prompt import GITHUB_SYSTEM_PROMPT
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
-from pilothouse.agents.inventory import REPOSITORY, GitHubRepositories
+from pilothouse.agents.inventory import REPOSITORY, GitHubRepositories, Inventory
 from pilothouse.agents.named_scope import OneNamedResource, by_owner_and_repo
 from pilothouse.agents.repository_owner import RepositoryOwnerMiddleware
 from pilothouse.agents.routing import GITHUB_REFERENCE
@@ -110,4 +110,5 @@ async def open_github_toolkit(
                                                                GROUNDED_NAMES),
                                         GroundedSearchQueryMiddleware(),
                                         NumberedItemMiddleware(),
-                                        RepositoryOwnerMiddleware(repositories)])
+                                        RepositoryOwnerMiddleware(repositories)],
+                      inventory=Inventory([repositories]))

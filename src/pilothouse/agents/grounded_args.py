@@ -31,7 +31,7 @@ from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 
-from pilothouse.agents.question_parts import resource_names
+from pilothouse.agents.question_parts import joined_words
 from pilothouse.context.events import ContextAction, report
 from pilothouse.context.rewrite import (
     RequestRewriteMiddleware,
@@ -136,7 +136,7 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
         settled: dict[str, Any] = {}
         subject = self.subjects.get(tool)
         if subject and args.get(subject) is not None and not mentioned(args[subject], messages):
-            named = set(resource_names(question))
+            named = set(joined_words(question))
             if len(named) == 1:
                 settled[subject] = named.pop()
         if tool in self.filtered and misfiltered:

@@ -8,18 +8,22 @@ follow-up to the agent that showed the listing (`routing`), and that agent makes
 without a model call (`NextPageMiddleware`). Measured on the local model before: asked for the
 next page of a filtered listing, it called page 2 of everything (the filter gone), or retyped
 the previous page itself.
+
+A follow-up that names something the agent's inventory holds ("page 2 of shopfront's events")
+asks for a new listing, which the model writes: what a name is, the live inventory says, not
+the word's shape (one world's apps are `shopfront`, another's `shop-api-blue`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from pilothouse.agents.question_parts import names_resource
+from pilothouse.agents.inventory import Inventory
 from pilothouse.context.rewrite import RequestRewriteMiddleware, calling, first_call, question_text
 from pilothouse.models.tokens import turn_start
 from pilothouse.runtime.answer_views import shown_text
@@ -78,14 +82,31 @@ def newest_listing(messages: Sequence[BaseMessage]) -> Listing | None:
 
 
 class NextPageMiddleware(RequestRewriteMiddleware):
-    """Answers "next page" with the newest listing's call for that page, without the model."""
+    """Answers "next page" with the newest listing's call for that page, without the model,
+    unless the question names something `inventory` holds (the agent's own names)."""
+
+    def __init__(self, inventory: Inventory | None = None) -> None:
+        super().__init__()
+        self.inventory = inventory
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        # "The next 5 apps of project X" is a new listing, which the model writes.
+        if self.pages(request) and self.inventory is not None \
+                and await self.inventory.mentions(question_text(request)):
+            return await handler(request)
+        return await super().awrap_model_call(request, handler)
+
+    @staticmethod
+    def pages(request: ModelRequest) -> bool:
+        """Whether `request` is a turn's first call asking for another page."""
+        return first_call(request) and asks_for_a_page(question_text(request))
 
     def answer_without_model(self, request: ModelRequest) -> ModelResponse | None:
-        question = question_text(request)
-        # Only a follow-up that asks for a page and names nothing new: "the next 5 apps of
-        # project X" is a new listing, which the model writes.
-        if not first_call(request) or not asks_for_a_page(question) or names_resource(question):
+        if not self.pages(request):
             return None
+        question = question_text(request)
         found = newest_listing(request.messages)
         if found is None:
             return None

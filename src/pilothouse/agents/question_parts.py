@@ -35,32 +35,15 @@ _BOUNDARY = re.compile(
     re.IGNORECASE)
 _LEADING = re.compile(rf"^(?:{_AND}|then|also)\s+", re.IGNORECASE)
 _PRONOUN = re.compile(r"\b(?:it|its|they|their|them|that one|this one)\b", re.IGNORECASE)
-#: A resource's name: owner/repo, or a hyphenated name (an app, a cluster, a branch).
-RESOURCE_NAME = re.compile(r"\b[\w.-]+/[\w.-]+\b|\b[a-z0-9]+(?:-[a-z0-9]+)+\b", re.IGNORECASE)
-
-#: Hyphenated words that are not resource names.
-_NOT_NAMES = frozenset({
-    "out-of-sync", "in-sync", "auto-sync", "self-heal", "dry-run", "read-only", "up-to-date",
-    "roll-back", "rolled-back", "follow-up", "step-by-step", "built-in", "re-run", "re-sync",
-    "set-up", "pull-request", "pull-requests", "e-mail", "well-known", "non-prod", "on-call",
-    "opt-in", "opt-out", "sign-off", "roll-out", "check-in", "end-to-end", "long-running",
-    "heads-up"})
+#: A word joined with "-" or "/" (`owner/repo`, `ledger-api-qa`): how a compound name is
+#: written. Whether it names a resource, the inventories say (`RequestFrame.names_in`); the
+#: shape only says which words a person wrote as one.
+_JOINED = re.compile(r"(?<![\w./-])[\w.]+(?:[-/][\w.]+)+(?![\w/-])")
 
 
-def is_name(word: str) -> bool:
-    """Whether `word` (a hyphenated word, an owner/name) names a resource, not a common
-    hyphenated word ("out-of-sync", "dry-run")."""
-    return bool(RESOURCE_NAME.fullmatch(word)) and word.lower() not in _NOT_NAMES
-
-
-def resource_names(text: str) -> list[str]:
-    """The resources `text` names (apps, repositories, clusters), in order."""
-    return [name for name in RESOURCE_NAME.findall(text) if is_name(name)]
-
-
-def names_resource(question: str) -> bool:
-    """Whether `question` names a resource (an app, a repository)."""
-    return bool(resource_names(question))
+def joined_words(text: str) -> list[str]:
+    """The words of `text` written joined with "-" or "/", in order."""
+    return [word.strip(".") for word in _JOINED.findall(text)]
 
 
 def points_elsewhere(part: str) -> bool:
@@ -75,8 +58,10 @@ def clauses(question: str) -> list[str]:
 
 
 def split_by_agent(question: str, agents: Sequence[str],
-                   agents_for: Callable[[str], list[str]]) -> dict[str, str]:
-    """Each of `agents` (those the whole question names) with the part of `question` for it."""
+                   agents_for: Callable[[str], list[str]],
+                   names_in: Callable[[str], bool]) -> dict[str, str]:
+    """Each of `agents` (those the whole question names) with the part of `question` for it;
+    `names_in` says whether a part names a resource of its own (`RequestFrame.names_in`)."""
     texts = clauses(question)
     owners = [set(agents_for(t)) & set(agents) for t in texts]
     # A clause naming no agent goes with the one before it (leading ones: with the next).
@@ -89,6 +74,6 @@ def split_by_agent(question: str, agents: Sequence[str],
         alone = [t for t, o in zip(texts, owners, strict=True) if o == {agent}]
         shared = [t for t, o in zip(texts, owners, strict=True) if agent in o]
         part = " ".join(alone or shared)
-        dangling = points_elsewhere(part) and not names_resource(part)
+        dangling = points_elsewhere(part) and not names_in(part)
         parts[agent] = question if not part or dangling else part
     return parts

@@ -9,22 +9,25 @@ it passed on as said.
 
 So when the supervisor's question to an agent points back at earlier words, code finds the
 person's earlier sentences (the conversation's summary included) that share the most words
-with it and carry a name or a number, and adds them to the question, quoted. The agent's
-grounding then treats those names as the person's: they are.
+with it and carry something to act on, and adds them to the question, quoted. Something to act
+on is a number (an id, a count, a time, a version: any word with a digit) or a name one of the
+live inventories holds (`agents.inventory`): a name's shape says nothing in a world that calls
+its apps `shopfront`. The agent's grounding then treats those names as the person's: they are.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.tool import ToolCall
 
-from pilothouse.agents.question_parts import names_resource
+from pilothouse.agents.code_words import CODE_WORDS
+from pilothouse.agents.inventory import Inventory, candidates
 from pilothouse.context.relevance import terms
-from pilothouse.context.rewrite import RequestRewriteMiddleware, with_revised_calls
+from pilothouse.context.rewrite import RequestRewriteMiddleware, final_message, with_revised_calls
 from pilothouse.models.tokens import message_text, turn_start
 
 #: Words that point back at what the person said before.
@@ -34,39 +37,77 @@ POINTS_BACK = re.compile(
     r"(?:we|you)\s+(?:discussed|noted|talked\s+about)|(?:this|our)\s+(?:conversation|chat))\b",
     re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_NUMBER = re.compile(r"(?<![\w.-])#?\d+(?![\w-])")
 #: Earlier sentences added at most (the agent's question stays short).
 RECALLED = 2
 _NOTE = "\n\n(What the person said earlier, which the question refers to: {quotes})"
 
 
-def recalled(question: str, earlier: Sequence[str], limit: int = RECALLED) -> list[str]:
-    """The sentences of `earlier` (the person's words, oldest first) that `question` most
-    likely points back at: sharing most of its words, with a name or a number."""
+def sharing(question: str, earlier: Sequence[str]) -> list[tuple[int, str]]:
+    """The sentences of `earlier` (the person's words, oldest first) that share words with
+    `question`, each with how many, in the order said."""
     wanted = set(terms(question))
-    scored: list[tuple[int, int, str]] = []
+    found = []
     for text in earlier:
         for sentence in _SENTENCE.split(text):
             sentence = sentence.strip()
-            if not (names_resource(sentence) or _NUMBER.search(sentence)):
-                continue
             shared = len(wanted & set(terms(sentence)))
-            if shared:
-                scored.append((-shared, len(scored), sentence))
+            if sentence and shared:
+                found.append((shared, sentence))
+    return found
+
+
+def recalled(question: str, earlier: Sequence[str], names: Collection[str] = (),
+             limit: int = RECALLED) -> list[str]:
+    """The sentences of `earlier` that `question` most likely points back at: sharing most of
+    its words, with a number or one of the inventory's `names` (lowercase) to give."""
+    def carries(sentence: str) -> bool:
+        return any(c.isdigit() for c in sentence) or any(
+            word.text.lower() in names for word in candidates(sentence))
+
+    scored = [(-shared, index, sentence)
+              for index, (shared, sentence) in enumerate(sharing(question, earlier))
+              if carries(sentence)]
     return [sentence for *_, sentence in sorted(scored)[:limit]]
 
 
 class RecallMiddleware(RequestRewriteMiddleware):
-    """Adds the person's earlier words to a question for an agent that points back at them."""
+    """Adds the person's earlier words to a question for an agent that points back at them;
+    the names among them are the ones `inventory` holds (without one: numbers only)."""
+
+    def __init__(self, inventory: Inventory | None = None) -> None:
+        super().__init__()
+        self.inventory = inventory
 
     def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
+        return self._with_recall(request, response, ())
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        response = await handler(request)
+        final = final_message(response)
+        pointing = [str(call["args"].get("question")) for call in
+                    (final.tool_calls if final is not None else ())
+                    if POINTS_BACK.search(str(call["args"].get("question", "")))]
+        names: set[str] = set()
+        if pointing and self.inventory is not None:
+            # Only the sentences that could be recalled are looked up: one lookup a turn.
+            earlier = _earlier_words(request.messages)
+            said = "\n".join(dict.fromkeys(
+                sentence for question in pointing for _, sentence in sharing(question, earlier)))
+            names = {m.text.lower() for m in await self.inventory.mentions(said)
+                     if m.kind != CODE_WORDS}
+        return self._with_recall(request, response, names)
+
+    def _with_recall(self, request: ModelRequest, response: ModelResponse,
+                     names: Collection[str]) -> ModelResponse:
         earlier = _earlier_words(request.messages)
 
         def revise_call(call: ToolCall) -> ToolCall:
             question = call["args"].get("question")
             if not isinstance(question, str) or not POINTS_BACK.search(question):
                 return call
-            quotes = recalled(question, earlier)
+            quotes = recalled(question, earlier, names)
             if not quotes:
                 return call
             question += _NOTE.format(quotes=" ".join(f'"{q}"' for q in quotes))

@@ -57,6 +57,12 @@ class RequestFrame:
         into a name are no resource: nothing to say "its" of)."""
         return any(m.kind != CODE_WORDS for m in self.mentions)
 
+    def names_in(self, text: str) -> bool:
+        """Whether a part of the question (`text`) names a resource of some inventory: a name
+        is what an inventory holds, whatever its shape (one world's apps are `shopfront`,
+        another's `shop-api-blue`)."""
+        return any(m.kind != CODE_WORDS and _mentioned_in(text, m) >= 0 for m in self.mentions)
+
     def agents_for(self, text: str) -> list[str]:
         """The agents a part of the question (`text`) is for, in the order it names them."""
         worded = self.words_at(text)

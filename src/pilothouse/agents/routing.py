@@ -22,7 +22,7 @@ from pilothouse.agents.direct_answer import DIRECT
 from pilothouse.agents.inventory import Inventory
 from pilothouse.agents.paging import PAGE_LINE, asks_for_a_page
 from pilothouse.agents.passthrough import awaits_approval
-from pilothouse.agents.question_parts import names_resource, points_elsewhere, split_by_agent
+from pilothouse.agents.question_parts import points_elsewhere, split_by_agent
 from pilothouse.agents.recall import POINTS_BACK
 from pilothouse.agents.request_frame import FrameBuilder, RequestFrame
 from pilothouse.agents.shell_intent import FILE_PATH
@@ -183,16 +183,10 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         asked = {call["name"] for m in turn if isinstance(m, AIMessage) for call in m.tool_calls}
         named = {f"ask_{agent}" for agent in self._named(request)}
         pending = [t for t in request.tools if getattr(t, "name", None) in named - asked]
+        # A resource an inventory holds names its agent: it is looked up, never answered from
+        # memory (measured: the local supervisor answered a request for an app's logs itself).
         if pending:
             return request.override(tools=pending, tool_choice="required")
-        if not named and not asked and (names_resource(question_text(request))
-                                        or self.frame(request).mentions):
-            # A named resource is looked up by some agent, never answered from memory.
-            # Measured: the local supervisor answered a request for an app's logs itself
-            # ("can be found in the Argo CD logs") and one for its unhealthy resources with
-            # a plan of what it would ask.
-            return request.override(tool_choice="required", tools=[
-                t for t in request.tools if getattr(t, "name", None) != DIRECT])
         direct = [t for t in request.tools if getattr(t, "name", None) == DIRECT]
         if (not named and not asked and direct and turn_start(messages) > 0
                 and POINTS_BACK.search(question_text(request))):
@@ -245,7 +239,7 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         frame = self.frame(request)
         question, named = question_text(request), frame.agents
         if _first_question(messages) and len(named) > 1:
-            parts = split_by_agent(question, named, frame.agents_for)
+            parts = split_by_agent(question, named, frame.agents_for, frame.names_in)
             agent = next((a for a in named if f"ask_{a}" not in asked), None)
             part = parts[agent] if agent else question
             # A part that says "its" needs what the parts before it found: its own clause,
@@ -253,7 +247,7 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
             # its repo?"). A whole question that names no resource ("... plan it first")
             # says "it" of itself, and needs no more.
             if agent and points_elsewhere(part) and (
-                    part != question or names_resource(question) or frame.names_resource):
+                    part != question or frame.names_resource):
                 part = with_answers_so_far(part, messages)
             question = part
         elif asked:

@@ -28,7 +28,7 @@ from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.tool import ToolCall
 
-from pilothouse.agents.question_parts import resource_names
+from pilothouse.agents.question_parts import joined_words
 from pilothouse.context.events import ContextAction, report
 from pilothouse.context.rewrite import (
     RequestRewriteMiddleware,
@@ -88,7 +88,7 @@ def grounded_query(query: str, texts: Sequence[str], question: str) -> str:
         elif key not in NAME_QUALIFIERS or _said(value, texts):
             kept.append(term)
         elif key == "repo" and "/" in value and _said(value.split("/")[0], texts):
-            named = {name for name in resource_names(question) if "/" in name}
+            named = {name for name in joined_words(question) if "/" in name}
             orgs.append(f"repo:{named.pop()}" if len(named) == 1
                         else f"org:{value.split('/')[0]}")
     if orgs and not any(t.split(":")[0].lower() in ("repo", "org", "user") for t in kept):

@@ -206,7 +206,7 @@ def supervisor_toolkit(
         domains["devops"] = (*domains["devops"], *workspace_packages(workspace, taken))
     router = DomainRouter(domains)
     routing = [RoutingHintMiddleware(router, inventory), SingleAnswerMiddleware(),
-               RecallMiddleware()] if tools else []
+               RecallMiddleware(inventory)] if tools else []
     return Toolkit(
         name=SUPERVISOR, prompt=supervisor_prompt(agents, unconfigured), tools=list(tools),
         extra_middleware=[*routing, DirectAnswerMiddleware(unconfigured)],

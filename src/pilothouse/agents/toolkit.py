@@ -9,6 +9,8 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain.agents.middleware.human_in_the_loop import InterruptOnConfig
 from langchain_core.tools import BaseTool
 
+from pilothouse.agents.inventory import Inventory
+
 
 @dataclass
 class Toolkit:
@@ -23,3 +25,5 @@ class Toolkit:
     planning: bool = False
     #: Tools that may run longer than PILOTHOUSE_TOOL_TIMEOUT (seconds by tool name).
     per_tool_timeouts: dict[str, float] = field(default_factory=dict)
+    #: The names of the agent's domain (a follow-up naming one asks for no other page).
+    inventory: Inventory | None = None
