@@ -22,6 +22,7 @@ from pilothouse.agents.factory import AgentFactory
 from pilothouse.agents.inventory import (
     PROJECT,
     ArgoCDNames,
+    GitHubRepositories,
     Inventory,
     Mention,
     candidates,
@@ -39,6 +40,7 @@ from pilothouse.runtime.subagent import InProcessSubAgent
 from pilothouse.sandbox.argocd.server import RunningSandbox, running_sandbox
 from pilothouse.sandbox.github import RunningGitHubSandbox, running_github_sandbox
 from pilothouse.testing.scripted_model import tool_call
+from pilothouse.tools.github.connection import GitHubConnection
 
 
 @pytest.fixture(scope="module")
@@ -290,3 +292,24 @@ async def test_an_earlier_sentence_naming_what_an_inventory_holds_is_recalled_by
     assert before_notes(question) == (
         f"{asked}\n\n(What the person said earlier, which the question refers to: "
         f'"{named}")')
+
+
+async def test_one_repository_listing_answers_the_lookups_of_a_turn(
+    github_sandbox: RunningGitHubSandbox, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    repositories = GitHubRepositories(GitHubConnection(github_sandbox.url, github_sandbox.token))
+    words = candidates(a_repository(github_sandbox).split("/")[1])
+
+    def used() -> int:
+        return github_sandbox.limits.snapshot(True)["core"]["used"]
+
+    before = used()
+    first = await repositories.resolve(words)
+    listing = used() - before
+    # The question's lookup and each call's owner check read the same listing.
+    assert await repositories.resolve(words) == first and listing >= 1
+    assert used() - before == listing
+    # An old listing is read again: repositories come and go.
+    monkeypatch.setattr(GitHubRepositories, "REUSE_SECONDS", 0.0)
+    assert await repositories.resolve(words) == first
+    assert used() - before == 2 * listing
