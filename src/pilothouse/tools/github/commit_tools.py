@@ -15,13 +15,12 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from pilothouse.tools.github import commits
+from pilothouse.tools.github.operations import Owner, Repo
 from pilothouse.tools.http_api import server as tool_base
 from pilothouse.tools.views import number, render, table
 
 TOOLS: tuple[str, ...] = ("get_commit", "compare_commits")
 
-Owner = Annotated[str, Field(description="user or organization, e.g. example-org")]
-Repo = Annotated[str, Field(description="repository name, e.g. gitops-config")]
 Sha = Annotated[str, Field(description="commit SHA (7-40 hex), e.g. a deployed revision")]
 
 

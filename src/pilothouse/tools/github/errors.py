@@ -118,7 +118,7 @@ def http_error(status: int, body: bytes, *, subject: str | None, has_token: bool
             hint=f"The token can see {' and '.join(meant)}: ask again with the owner and "
                  "repository name of the one meant.")
     if status == 404:
-        hint = ("Check the owner and repository name (e.g. example-org/orders-api) and the "
+        hint = ("Check the owner and repository name (owner/name) and the "
                 "number. A private repository looks missing to a token without access to it")
         hint += (": GITHUB_TOKEN is not set, so only public repositories are visible."
                  if not has_token else ": check that GITHUB_TOKEN can read it.")

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from pilothouse.errors import UserInputError
 from pilothouse.tools.github import shapes
@@ -31,6 +33,13 @@ MAX_FILE_PAGES = 3
 MAX_REVIEW_PAGES = 3
 MAX_TAIL_LINES = 500
 
+#: A repository's two arguments, described by their shape and never by an example value: the
+#: local model copied a schema's example owner into calls on repositories it did not own
+#: (measured), and a world's own names are the only right values.
+Owner = Annotated[str, Field(description="user or organization: the part before '/' in "
+                                         "owner/name")]
+Repo = Annotated[str, Field(description="repository name: the part after '/' in owner/name")]
+
 
 def repo_path(owner: str, repo: str) -> str:
     """`/repos/owner/repo` for valid names, or a `UserInputError` saying how to fix them."""
@@ -39,10 +48,10 @@ def repo_path(owner: str, repo: str) -> str:
         owner, _, repo = repo.partition("/")
     if not _OWNER.match(owner):
         raise UserInputError(f"{owner!r} is not a valid GitHub owner (user or organization).",
-                             hint="Pass the owner alone, e.g. owner='example-org'.")
+                             hint="Pass the owner alone: the part before '/' in owner/name.")
     if not _REPO.match(repo) or repo in (".", ".."):
         raise UserInputError(f"{repo!r} is not a valid repository name.",
-                             hint="Pass the repository alone, e.g. repo='orders-api'.")
+                             hint="Pass the repository alone: the part after '/' in owner/name.")
     return f"/repos/{owner}/{repo}"
 
 
@@ -185,8 +194,8 @@ async def search_issues(client: GitHubClient, query: str, *, sort: str | None = 
                         per_page: int = 20) -> dict[str, Any]:
     if not (query or "").strip():
         raise UserInputError("The search query is empty.",
-                             hint="Use GitHub syntax, e.g. 'repo:example-org/orders-api is:pr "
-                                  "is:open label:bug'.")
+                             hint="Use GitHub syntax, e.g. 'repo:OWNER/NAME is:pr is:open "
+                                  "label:bug'.")
     _choice("sort", sort, ("created", "updated", "comments"))
     _choice("order", order, ("asc", "desc"))
     request = page_request(page, per_page)

@@ -17,6 +17,7 @@ from pydantic import Field
 from pilothouse.tools.github import commit_tools, views
 from pilothouse.tools.github import operations as ops
 from pilothouse.tools.github.client import DEFAULT_API_URL, GitHubClient
+from pilothouse.tools.github.operations import Owner, Repo
 from pilothouse.tools.github.output import fit
 from pilothouse.tools.http_api import server as tool_base
 from pilothouse.tools.http_api.server import Page
@@ -34,8 +35,6 @@ INSTRUCTIONS = (
     "search_issues takes GitHub syntax, e.g. 'repo:o/r is:issue is:open label:bug'."
 )
 
-Owner = Annotated[str, Field(description="user or organization, e.g. example-org")]
-Repo = Annotated[str, Field(description="repository name, e.g. orders-api")]
 ClientFactory = Callable[[], GitHubClient]
 
 
