@@ -79,30 +79,30 @@ class RecallMiddleware(RequestRewriteMiddleware):
         self.inventory = inventory
 
     def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
-        return self._with_recall(request, response, ())
+        return self._with_recall(response, _earlier_words(request.messages), ())
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
         response = await handler(request)
         final = final_message(response)
-        pointing = [str(call["args"].get("question")) for call in
-                    (final.tool_calls if final is not None else ())
-                    if POINTS_BACK.search(str(call["args"].get("question", "")))]
+        pointing = [question for call in (final.tool_calls if final is not None else ())
+                    if isinstance(question := call["args"].get("question"), str)
+                    and POINTS_BACK.search(question)]
+        earlier = _earlier_words(request.messages)
         names: set[str] = set()
         if pointing and self.inventory is not None:
             # Only the sentences that could be recalled are looked up: one lookup a turn.
-            earlier = _earlier_words(request.messages)
             said = "\n".join(dict.fromkeys(
                 sentence for question in pointing for _, sentence in sharing(question, earlier)))
             names = {m.text.lower() for m in await self.inventory.mentions(said)
                      if m.kind != CODE_WORDS}
-        return self._with_recall(request, response, names)
+        return self._with_recall(response, earlier, names)
 
-    def _with_recall(self, request: ModelRequest, response: ModelResponse,
+    @staticmethod
+    def _with_recall(response: ModelResponse, earlier: Sequence[str],
                      names: Collection[str]) -> ModelResponse:
-        earlier = _earlier_words(request.messages)
-
+        """`response` with each question pointing back given the `earlier` sentences it means."""
         def revise_call(call: ToolCall) -> ToolCall:
             question = call["args"].get("question")
             if not isinstance(question, str) or not POINTS_BACK.search(question):
