@@ -20,6 +20,7 @@ from word_routing import ROUTER, agents_by_words
 from pilothouse.agents.code_words import CODE_WORDS, CodeWords, name_parts
 from pilothouse.agents.factory import AgentFactory
 from pilothouse.agents.inventory import (
+    APPLICATION,
     PROJECT,
     ArgoCDNames,
     GitHubRepositories,
@@ -32,6 +33,7 @@ from pilothouse.agents.request_frame import RequestFrame
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.agents.workspace_names import WorkspaceNames
 from pilothouse.config import Settings
+from pilothouse.errors import PilothouseError
 from pilothouse.context.rewrite import before_notes
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.events import Answer
@@ -313,3 +315,27 @@ async def test_one_repository_listing_answers_the_lookups_of_a_turn(
     monkeypatch.setattr(GitHubRepositories, "REUSE_SECONDS", 0.0)
     assert await repositories.resolve(words) == first
     assert used() - before == 2 * listing
+
+
+async def test_argocd_names_answer_a_turns_lookups_of_a_word_from_one_scan(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with running_sandbox(apps=10) as argocd:
+        settings = make_settings(ARGOCD_URL=argocd.url, ARGOCD_TOKEN=argocd.token)
+        names = ArgoCDNames(settings, (APPLICATION, PROJECT))
+        app = httpx.get(f"{argocd.url}/api/v1/applications",
+                        headers={"Authorization": f"Bearer {argocd.token}"},
+                        ).json()["items"][0]["metadata"]["name"]
+        question = candidates(f"is {app} ok?")
+        first = await names.resolve(question)
+        assert first == [Mention(app, 3, "argocd", APPLICATION, app)]
+    # The server is gone: the turn's other lookups of its question (the next-page check, each
+    # scope) are answered by the first scan.
+    assert await names.resolve(question) == first
+    # A new word is looked up (and the dead server says so), and an old answer is read again:
+    # apps come and go.
+    with pytest.raises(PilothouseError):
+        await names.resolve(candidates("is ledgerline ok?"))
+    monkeypatch.setattr(ArgoCDNames, "REUSE_SECONDS", 0.0)
+    with pytest.raises(PilothouseError):
+        await names.resolve(question)

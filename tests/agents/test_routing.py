@@ -371,6 +371,29 @@ async def test_a_whole_question_that_names_nothing_says_it_of_itself(
     assert len(asked) == 2 and all(TURN_NOTE not in q for q in asked)
 
 
+async def test_a_later_question_naming_nothing_gets_the_earlier_sentence_that_names_it(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+    worlds: dict[str, str],
+) -> None:
+    app, _ = held_names(worlds)
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED, **worlds)
+    vague = "What do the warning events of the app that paged say?"
+    named = f"What are the warning events of {app}?"
+    setup = scripted_setup([tool_call("ask_argocd", question=vague), "Answered.",
+                            tool_call("ask_argocd", question=named), "Answered."])
+    supervisor = supervisor_over(settings, setup, answering_agents(settings, scripted_setup))
+    conversation = Conversation(supervisor.graph, "recall-by-lack")
+    await collect_answers(conversation, f"I got paged for {app} at dawn. Is it synced?")
+    # Neither later question says "I said" or "earlier": what the first one lacks (a name an
+    # inventory holds, or a number) is what brings the person's sentence in.
+    await collect_answers(conversation, "back to the one that paged: warning events?")
+    await collect_answers(conversation, "and now?")
+
+    asked = [args["question"] for _, args in await calls_made(supervisor, "recall-by-lack")]
+    assert asked[1:] == [vague + "\n\n(What the person said earlier, which the question "
+                         f'refers to: "I got paged for {app} at dawn.")', named]
+
+
 RELEASE_NOTE = ("Heads-up: the ledger release is blocked until Thursday. The only fix allowed "
                 "in is PR 77 in octo/ledger, the rounding fix. Thanks!")
 

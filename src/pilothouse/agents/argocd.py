@@ -227,6 +227,9 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
     async with open_mcp_tools("argocd", stdio_parameters(settings)) as served:
         tools = [model_facing(tool) for tool in served]
         approvals, evidence, approved = sync_gate(tools)
+        # One reader of the names for the agent's scopes and its inventory: a word looked up
+        # for one is answered for the others (`ArgoCDNames.REUSE_SECONDS`).
+        names = ArgoCDNames(settings, (APPLICATION, APPLICATIONSET, PROJECT))
         yield Toolkit(
             name="argocd",
             prompt=ARGOCD_SYSTEM_PROMPT,
@@ -234,10 +237,9 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
             approvals=approvals,
             after_approval=approved,
             extra_middleware=[ToolChoiceMiddleware(ANSWERING_TOOLS),
-                              OneNamedResource(ArgoCDNames(settings, (APPLICATION,)),
-                                               APPLICATION, ONE_APP_TOOLS),
+                              OneNamedResource(names, APPLICATION, ONE_APP_TOOLS),
                               # Inside: a question naming an app and its project is the app's.
-                              OneNamedResource(ArgoCDNames(settings, (PROJECT,)), PROJECT,
+                              OneNamedResource(names, PROJECT,
                                                PROJECT_TOOLS, subject=by_project,
                                                offered_with=(SEARCH_TOOL,),
                                                adds_subject=False),
@@ -248,5 +250,5 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
                                   is_change=_is_change, preview_phrases=PREVIEW_PHRASES,
                                   filtered=("list_applications",)),
                               *evidence],
-            inventory=Inventory([ArgoCDNames(settings, (APPLICATION, APPLICATIONSET, PROJECT))]),
+            inventory=Inventory([names]),
         )

@@ -23,6 +23,7 @@ import asyncio
 import logging
 import re
 import time
+from collections import OrderedDict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
@@ -135,28 +136,51 @@ class ArgoCDNames:
     _PATHS: ClassVar[dict[str, str]] = {
         APPLICATION: "/api/v1/applications", APPLICATIONSET: "/api/v1/applicationsets",
         PROJECT: "/api/v1/projects"}
+    #: How long a word's answer stands: one turn looks its words up for the next-page check,
+    #: for each named-resource scope and for recall, and each look is a scan of every name
+    #: (seconds at 100,000 applications). Only the words are kept, never the fleet's names.
+    REUSE_SECONDS: ClassVar[float] = 30.0
+    _KEPT_WORDS: ClassVar[int] = 1024
 
     def __init__(self, settings: Settings,
                  kinds: Sequence[str] = (APPLICATION, APPLICATIONSET)) -> None:
         self.settings = settings
         self.kinds = tuple(kinds)
+        #: A word's normal form -> (when it was looked up, the (kind, name)s that match it).
+        self._answers: OrderedDict[str, tuple[float, list[tuple[str, str]]]] = OrderedDict()
 
     async def resolve(self, words: Sequence[Candidate]) -> list[Mention]:
+        table = by_name(words)
+        now = time.monotonic()
+        unknown = {key for key in table if (kept := self._answers.get(key)) is None
+                   or now - kept[0] >= self.REUSE_SECONDS}
+        if unknown:
+            held = await self._scan(unknown)
+            for key in unknown:
+                self._answers[key] = (now, held.get(key, []))
+                self._answers.move_to_end(key)
+            while len(self._answers) > self._KEPT_WORDS:
+                self._answers.popitem(last=False)
+        return [Mention(word.text, word.start, self.agent, kind, name)
+                for key, said in table.items() for kind, name in self._answers[key][1]
+                for word in said]
+
+    async def _scan(self, keys: Collection[str]) -> dict[str, list[tuple[str, str]]]:
+        """The (kind, name)s of every name whose normal form is one of `keys`."""
         from pilothouse.tools.argocd.client import ArgoCDClient
 
-        table = by_name(words)
-        found: list[Mention] = []
+        held: dict[str, list[tuple[str, str]]] = {}
         async with ArgoCDClient.from_settings(self.settings, retries=0) as client:
             for kind in self.kinds:
                 def take(item: dict[str, Any], kind: str = kind) -> None:
                     name = (item.get("metadata") or {}).get("name")
-                    if isinstance(name, str) and (kind, name) != BUILT_IN_PROJECT:
-                        found.extend(Mention(w.text, w.start, self.agent, kind, name)
-                                     for w in table.get(normal(name), ()))
+                    if isinstance(name, str) and (kind, name) != BUILT_IN_PROJECT \
+                            and (key := normal(name)) in keys:
+                        held.setdefault(key, []).append((kind, name))
 
                 await client.scan(self._PATHS[kind], take,
                                   params={"fields": "items.metadata.name"})
-        return found
+        return held
 
 
 class GitHubRepositories:

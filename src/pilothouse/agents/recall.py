@@ -7,12 +7,15 @@ agent with neither; it listed a page of another repository's pull requests. The 
 resolves "it" often; a reference to earlier words ("I said", "I mentioned", "at the start")
 it passed on as said.
 
-So when the supervisor's question to an agent points back at earlier words, code finds the
-person's earlier sentences (the conversation's summary included) that share the most words
-with it and carry something to act on, and adds them to the question, quoted. Something to act
-on is a number (an id, a count, a time, a version: any word with a digit) or a name one of the
-live inventories holds (`agents.inventory`): a name's shape says nothing in a world that calls
-its apps `shopfront`. The agent's grounding then treats those names as the person's: they are.
+So when the supervisor's question to an agent in a later turn names nothing to act on, code
+finds the person's earlier sentences (the conversation's summary included) that share the most
+words with it and carry something to act on, and adds them to the question, quoted. Something
+to act on is a number (an id, a count, a time, a version: any word with a digit) or a name one
+of the live inventories holds (`agents.inventory`): a name's shape says nothing in a world that
+calls its apps `shopfront`. The agent's grounding then treats those names as the person's: they
+are. Whether the question points back is read from what it lacks, not from its words: "the
+app that paged me", "that ticket", "the repo from before" say it in as many ways as people
+talk, and each reaches the agent without what it refers to unless the sentence is quoted.
 """
 
 from __future__ import annotations
@@ -30,12 +33,6 @@ from pilothouse.context.relevance import terms
 from pilothouse.context.rewrite import RequestRewriteMiddleware, final_message, with_revised_calls
 from pilothouse.models.tokens import message_text, turn_start
 
-#: Words that point back at what the person said before.
-POINTS_BACK = re.compile(
-    r"\bI\s+(?:said|mentioned|named|gave(?:\s+you)?|told\s+you|noted|pasted|shared)\b|"
-    r"\b(?:earlier|at\s+the\s+(?:very\s+)?(?:start|beginning)|my\s+first\s+message|"
-    r"(?:we|you)\s+(?:discussed|noted|talked\s+about)|(?:this|our)\s+(?:conversation|chat))\b",
-    re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 #: Earlier sentences added at most (the agent's question stays short).
 RECALLED = 2
@@ -56,23 +53,26 @@ def sharing(question: str, earlier: Sequence[str]) -> list[tuple[int, str]]:
     return found
 
 
+def acts_on(text: str, names: Collection[str]) -> bool:
+    """Whether `text` gives something to act on: a number, or one of the inventory's `names`
+    (lowercase)."""
+    return any(c.isdigit() for c in text) or any(
+        word.text.lower() in names for word in candidates(text))
+
+
 def recalled(question: str, earlier: Sequence[str], names: Collection[str] = (),
              limit: int = RECALLED) -> list[str]:
     """The sentences of `earlier` that `question` most likely points back at: sharing most of
     its words, with a number or one of the inventory's `names` (lowercase) to give."""
-    def carries(sentence: str) -> bool:
-        return any(c.isdigit() for c in sentence) or any(
-            word.text.lower() in names for word in candidates(sentence))
-
     scored = [(-shared, index, sentence)
               for index, (shared, sentence) in enumerate(sharing(question, earlier))
-              if carries(sentence)]
+              if acts_on(sentence, names)]
     return [sentence for *_, sentence in sorted(scored)[:limit]]
 
 
 class RecallMiddleware(RequestRewriteMiddleware):
-    """Adds the person's earlier words to a question for an agent that points back at them;
-    the names among them are the ones `inventory` holds (without one: numbers only)."""
+    """Adds the person's earlier words to a question for an agent that names nothing to act
+    on; the names are the ones `inventory` holds (without one: numbers only)."""
 
     def __init__(self, inventory: Inventory | None = None) -> None:
         super().__init__()
@@ -86,26 +86,29 @@ class RecallMiddleware(RequestRewriteMiddleware):
     ) -> ModelResponse:
         response = await handler(request)
         final = final_message(response)
-        pointing = [question for call in (final.tool_calls if final is not None else ())
-                    if isinstance(question := call["args"].get("question"), str)
-                    and POINTS_BACK.search(question)]
+        questions = [question for call in (final.tool_calls if final is not None else ())
+                     if isinstance(question := call["args"].get("question"), str)]
         earlier = _earlier_words(request.messages)
+        if not questions or not earlier:
+            return response
         names: set[str] = set()
-        if pointing and self.inventory is not None:
-            # Only the sentences that could be recalled are looked up: one lookup a turn.
-            said = "\n".join(dict.fromkeys(
-                sentence for question in pointing for _, sentence in sharing(question, earlier)))
-            names = {m.text.lower() for m in await self.inventory.mentions(said)
-                     if m.kind != CODE_WORDS}
+        if self.inventory is not None:
+            # The questions and the sentences they could recall are looked up together: one
+            # lookup a turn says what each question names and what each sentence gives.
+            said = dict.fromkeys(sentence for question in questions
+                                 for _, sentence in sharing(question, earlier))
+            names = {m.text.lower() for m in await self.inventory.mentions(
+                         "\n".join([*questions, *said])) if m.kind != CODE_WORDS}
         return self._with_recall(response, earlier, names)
 
     @staticmethod
     def _with_recall(response: ModelResponse, earlier: Sequence[str],
                      names: Collection[str]) -> ModelResponse:
-        """`response` with each question pointing back given the `earlier` sentences it means."""
+        """`response` with each question that names nothing to act on given the `earlier`
+        sentences it shares most words with."""
         def revise_call(call: ToolCall) -> ToolCall:
             question = call["args"].get("question")
-            if not isinstance(question, str) or not POINTS_BACK.search(question):
+            if not isinstance(question, str) or acts_on(question, names):
                 return call
             quotes = recalled(question, earlier, names)
             if not quotes:

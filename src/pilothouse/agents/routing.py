@@ -23,7 +23,6 @@ from pilothouse.agents.inventory import Inventory
 from pilothouse.agents.paging import PAGE_LINE, asks_for_a_page
 from pilothouse.agents.passthrough import awaits_approval
 from pilothouse.agents.question_parts import points_elsewhere, split_by_agent
-from pilothouse.agents.recall import POINTS_BACK
 from pilothouse.agents.request_frame import FrameBuilder, RequestFrame
 from pilothouse.agents.shell_intent import FILE_PATH
 from pilothouse.context.rewrite import (
@@ -56,6 +55,14 @@ DOMAIN_WORDS: dict[str, tuple[str, ...]] = {
                "changelog", "source", "restart", "delete", "rm"),
 }
 
+
+#: Words that point back at what the person said before: a question saying them and naming
+#: no agent's domain is answered from the conversation (`DIRECT`).
+POINTS_BACK = re.compile(
+    r"\bI\s+(?:said|mentioned|named|gave(?:\s+you)?|told\s+you|noted|pasted|shared)\b|"
+    r"\b(?:earlier|at\s+the\s+(?:very\s+)?(?:start|beginning)|my\s+first\s+message|"
+    r"(?:we|you)\s+(?:discussed|noted|talked\s+about)|(?:this|our)\s+(?:conversation|chat))\b",
+    re.IGNORECASE)
 
 #: "#37", "owner/repo#37": GitHub's own notation for an issue or a pull request, in any world.
 #: Measured on held-out dev questions: "who put up <name> #37?" and "has <name> #43 been
