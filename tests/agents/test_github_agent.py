@@ -168,3 +168,34 @@ async def test_an_item_cited_as_hash_number_is_offered_the_tools_that_take_a_num
     assert [t["function"]["name"] for t in cited.tools] == ["get_pull_request"]
     assert cited.tool_choice == "required"
     assert len(listed.tools) > 1  # no number cited: every tool
+
+
+async def test_a_result_cut_to_fit_the_window_still_reaches_the_person_whole(
+    make_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    runs = tool_call("list_workflow_runs", owner="acme-corp", repo="identity-auth",
+                     status="failure")
+    log_args = {"owner": "acme-corp", "repo": "identity-auth", "run_id": 9105000037,
+                "tail_lines": 100}
+    logs = tool_call("get_workflow_run_logs", **log_args)
+    with running_github_sandbox() as sandbox:
+        settings = dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="6000"),
+                                       github_api_url=sandbox.url, github_token=sandbox.token)
+        # The model also writes the summary of the first turn, before the second's lead.
+        setup = scripted_setup([runs, "The failed runs.", logs, "Failed runs were listed.",
+                                "The log's tail."], settings=settings)
+        async with open_github_toolkit(settings) as toolkit:
+            whole = str(await next(t for t in toolkit.tools
+                                   if t.name == "get_workflow_run_logs").ainvoke(log_args))
+            graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+            conversation = Conversation(graph, "logs")
+            [e async for e in conversation.ask("Failed runs of acme-corp/identity-auth?")]
+            events = [e async for e in conversation.ask("The log tail of the newest one?")]
+            state = await graph.aget_state({"configurable": {"thread_id": "logs"}})
+
+    # The follow-up's log does not fit the agent's window beside the earlier listing: the
+    # model read a cut copy, and the person gets the whole log, not a request to ask again.
+    [result] = [m for m in state.values["messages"][-2:] if m.type == "tool"]
+    assert len(str(result.content)) < len(whole)
+    answer = "".join(e.text for e in events if isinstance(e, Answer))
+    assert whole.strip().splitlines()[-1] in answer and "Output too large" not in answer

@@ -78,6 +78,10 @@ def test_an_agent_without_a_part_of_its_own_gets_the_whole_question() -> None:
     question = "Is shopfront Degraded in Argo CD, and is its CI workflow failing?"
     assert parts(question) == {"argocd": "Is shopfront Degraded in Argo CD",
                                "github": question}
+    # A demonstrative stands for what another part named as much as "its" does.
+    question = "Which revision is shopfront synced to in Argo CD? Which PR did that come from?"
+    assert parts(question) == {"argocd": "Which revision is shopfront synced to in Argo CD?",
+                               "github": question}
     # No clause of its own at all: the agent named only by the whole.
     assert split_by_agent("orders-api logs", ["argocd", "devops"], lambda _: [],
                           lambda _: False) == {"argocd": "orders-api logs",

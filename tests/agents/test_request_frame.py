@@ -33,8 +33,8 @@ from pilothouse.agents.request_frame import RequestFrame
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.agents.workspace_names import WorkspaceNames
 from pilothouse.config import Settings
-from pilothouse.errors import PilothouseError
 from pilothouse.context.rewrite import before_notes
+from pilothouse.errors import PilothouseError
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.events import Answer
 from pilothouse.runtime.session import Conversation
@@ -323,9 +323,10 @@ async def test_argocd_names_answer_a_turns_lookups_of_a_word_from_one_scan(
     with running_sandbox(apps=10) as argocd:
         settings = make_settings(ARGOCD_URL=argocd.url, ARGOCD_TOKEN=argocd.token)
         names = ArgoCDNames(settings, (APPLICATION, PROJECT))
-        app = httpx.get(f"{argocd.url}/api/v1/applications",
-                        headers={"Authorization": f"Bearer {argocd.token}"},
-                        ).json()["items"][0]["metadata"]["name"]
+        async with httpx.AsyncClient() as http:
+            listed = await http.get(f"{argocd.url}/api/v1/applications",
+                                    headers={"Authorization": f"Bearer {argocd.token}"})
+        app = listed.json()["items"][0]["metadata"]["name"]
         question = candidates(f"is {app} ok?")
         first = await names.resolve(question)
         assert first == [Mention(app, 3, "argocd", APPLICATION, app)]

@@ -47,3 +47,10 @@ def test_far_oversize_output_asks_to_refine_with_a_preview() -> None:
 def test_limit_is_the_smaller_of_size_and_window_share() -> None:
     assert tool_output_limit(10_000, 200_000, 0.25) == 10_000
     assert tool_output_limit(10_000, 4096, 0.25) == int(4096 * 0.25 * 3.5)
+
+
+def test_a_result_already_shown_is_cut_for_the_model_never_refused() -> None:
+    log = "step\n" * 10_000 + "##[error] the last line"
+    text, info = truncate_tool_output(log, 1000, refuse=False)
+    assert info is not None and info.kind == "text" and len(text) <= 1000
+    assert text.endswith("the last line") and "Refine the query" not in text

@@ -11,8 +11,9 @@ The split is by the question's own grammar: sentences, "; ", ", then", "also", a
 or "and" before a new question word. Each clause goes to the agents whose domain words it has;
 a clause with none ("What is its status") belongs with the clause before it, where its "its"
 points. An agent no clause names alone gets the clauses that name it with others, and one
-that no clause names at all gets the whole question, and so does one whose part says "it" or
-"its" without naming a resource ("and is its CI failing?": what "its" is went to another agent).
+that no clause names at all gets the whole question, and so does one whose part refers with a
+pronoun ("it", "its", "they", "that", "those") without naming a resource ("and is its CI
+failing?", "which PR did that come from?": what it stands for went to another agent).
 """
 
 from __future__ import annotations
@@ -34,7 +35,10 @@ _BOUNDARY = re.compile(
     rf"|\s+{_AND}\s+(?={_STARTS})",                         # " and are ...", " + how many"
     re.IGNORECASE)
 _LEADING = re.compile(rf"^(?:{_AND}|then|also)\s+", re.IGNORECASE)
-_PRONOUN = re.compile(r"\b(?:it|its|they|their|them|that one|this one)\b", re.IGNORECASE)
+#: English's pronouns for a thing named elsewhere: the personal ones and the demonstratives.
+#: A relative "that" ("PRs that touch the chart") counts too; it matters only in a part that
+#: names nothing, which then gets the whole question: more words, never a lost referent.
+_PRONOUN = re.compile(r"\b(?:it|its|they|their|them|that|this|those|these)\b", re.IGNORECASE)
 #: A word joined with "-" or "/" (`owner/repo`, `ledger-api-qa`): how a compound name is
 #: written. Whether it names a resource, the inventories say (`RequestFrame.names_in`); the
 #: shape only says which words a person wrote as one.
@@ -47,7 +51,8 @@ def joined_words(text: str) -> list[str]:
 
 
 def points_elsewhere(part: str) -> bool:
-    """Whether `part` of a question says "it", "its", "their": what another part named."""
+    """Whether `part` of a question refers with a pronoun ("it", "their", "that") to what
+    another part named."""
     return bool(_PRONOUN.search(part))
 
 

@@ -35,6 +35,7 @@ from pilothouse.agents.routing import (
 )
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.agents.workspace_names import workspace_packages
+from pilothouse.context.tool_output import SHOWN_KEY
 from pilothouse.models.registry import ModelSetup
 from pilothouse.models.tokens import TokenCounter
 from pilothouse.runtime.answer_budget import fit_shown, fit_to_budget
@@ -148,7 +149,7 @@ def _finish(reply: SubAgentReply, counter: TokenCounter,
     fitted = fit_to_budget(reply.text, budget_tokens, counter, agent=reply.agent)
     result = AskResult(agent=reply.agent, state=reply.state)
     if fitted != reply.text:
-        result["shown"] = fit_shown(reply.text, reply.agent)
+        result[SHOWN_KEY] = fit_shown(reply.text, reply.agent)
     return fitted, result
 
 

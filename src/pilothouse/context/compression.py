@@ -10,7 +10,7 @@ The caller writes the result back in one atomic state update.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -25,7 +25,7 @@ from langchain_core.messages import (
 
 from pilothouse.context.relevance import latest_question, relevance_scores
 from pilothouse.context.summarizer import Summarizer, SummaryFailed
-from pilothouse.context.tool_output import truncate_tool_output
+from pilothouse.context.tool_output import SHOWN_KEY, truncate_tool_output
 from pilothouse.models.tokens import TokenCounter, message_text
 
 SUMMARY_TAG = "summary"
@@ -76,7 +76,16 @@ def _shrink(message: BaseMessage, counter: TokenCounter, max_tokens: int) -> Bas
     tokens = max(1, counter.count_message(message))
     chars = max(MIN_SHRUNK_CHARS, int(len(text) * max_tokens / tokens * 0.9))
     if isinstance(message, ToolMessage):
-        cut, _ = truncate_tool_output(text, chars)
+        # The call was made and its result is the person's view: the model reads a cut copy
+        # (never a refusal, which would have it call the same tool again), and the whole view
+        # stays in the artifact. Measured: a follow-up's workflow log, shrunk to fit the
+        # GitHub agent's window beside its earlier listing, reached the person as "Output too
+        # large ... call the tool again" instead of the log's tail.
+        cut, _ = truncate_tool_output(text, chars, refuse=False)
+        artifact = message.artifact
+        if artifact is None or isinstance(artifact, Mapping):
+            shown = {SHOWN_KEY: text, **(artifact or {})}
+            return message.model_copy(update={"content": cut, "artifact": shown})
     else:
         marker = "\n[... cut to fit the context window ...]\n"
         cut = text[: chars // 2] + marker + text[-chars // 3 :]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage
@@ -22,6 +22,10 @@ from pilothouse.context.events import ContextAction, report
 from pilothouse.models.tokens import CHARS_PER_TOKEN_ESTIMATE
 
 REFUSE_FACTOR = 3
+#: Artifact key of a tool result whose model-facing text is shorter than what the user sees
+#: (`runtime.answer_views` shows it): a result cut to fit the model's window, or a sub-agent's
+#: answer fitted to the supervisor's budget, is still the person's whole view.
+SHOWN_KEY: Final = "shown"
 
 
 @dataclass(frozen=True)
@@ -84,12 +88,15 @@ def _truncate_json(value: Any, max_chars: int) -> str | None:
     return None
 
 
-def truncate_tool_output(content: str, max_chars: int) -> tuple[str, Truncation | None]:
-    """Hold `content` to `max_chars`, keeping structure where there is one."""
+def truncate_tool_output(content: str, max_chars: int, *,
+                         refuse: bool = True) -> tuple[str, Truncation | None]:
+    """Hold `content` to `max_chars`, keeping structure where there is one. A fresh result
+    far over the limit is refused (`refuse`), so the model asks again for less; one already
+    shown to the person is only cut for the model to read."""
     size = len(content)
     if size <= max_chars:
         return content, None
-    if size > REFUSE_FACTOR * max_chars:
+    if refuse and size > REFUSE_FACTOR * max_chars:
         preview = content[: max(200, max_chars // 5)]
         text = (
             f"[Output too large: {size:,} characters, the limit is {max_chars:,}. It was not "

@@ -34,6 +34,7 @@ from pilothouse.context.rewrite import (
     final_message,
     with_final,
 )
+from pilothouse.context.tool_output import SHOWN_KEY
 from pilothouse.models.lead import LEAD_INSTRUCTION, LeadPolicy, lead_policy, whole_sentences
 from pilothouse.models.tokens import message_text, turn_messages
 
@@ -44,10 +45,6 @@ NOT_VIEWS = frozenset({"propose_plan", "update_plan_step"})
 EXPLAINED = frozenset({"retrieve_code_context"})
 #: At most this much of views in one answer; earlier views give way to later ones.
 MAX_VIEW_CHARS = 12_000
-#: Artifact key of a tool result whose model-facing text is shorter than what the user sees:
-#: a sub-agent's answer is fitted to the supervisor's answer budget for the model to read,
-#: but passed on whole (the sub-agent's own views are already bounded by its tools).
-SHOWN_KEY = "shown"
 WITHHELD = ("I could not back my draft answer with the tools' results, so I left it out. "
             "Ask a more specific question (a name, a project, a status) and I will look it up.")
 
