@@ -28,6 +28,7 @@ from pilothouse.evals.environment import CANARY_TEXT, EvalWorld
 from pilothouse.evals.recorder import ModelRecorder, Usage
 from pilothouse.models.tokens import message_text, turn_messages, turn_start
 from pilothouse.observability.middleware import is_search_rejection
+from pilothouse.runtime.answer_views import shown_text
 from pilothouse.runtime.events import Answer, Event, TurnFailed
 from pilothouse.runtime.session import ApprovalDecision, Conversation
 from pilothouse.runtime.subagent import subagent_thread
@@ -203,11 +204,14 @@ class CaseRunner:
         history = await conversation.history()
         start = turn_start(history)
         texts = [message_text(m) for m in history[:start + 1]]
-        texts += [message_text(m) for m in history[start + 1:] if isinstance(m, ToolMessage)]
+        # A tool result counts whole, as the person saw it (`shown_text`), also where the
+        # model read a copy cut to fit its window.
+        texts += [shown_text(m) for m in history[start + 1:] if isinstance(m, ToolMessage)]
         for name, agent in self.world.specialists.items():
-            texts += [message_text(m) for m in await Conversation(
-                agent.graph, subagent_thread(name, conversation.thread_id)).history()
-                if isinstance(m, ToolMessage | HumanMessage)]
+            texts += [shown_text(m) if isinstance(m, ToolMessage) else message_text(m)
+                      for m in await Conversation(
+                          agent.graph, subagent_thread(name, conversation.thread_id)).history()
+                      if isinstance(m, ToolMessage | HumanMessage)]
         return [*AGENT_PROMPTS, *texts]
 
     async def _search_rejections(self, thread: str) -> int:
