@@ -37,6 +37,14 @@ def a_project(settings: Settings) -> str:
                 if p["metadata"]["name"] != "default")
 
 
+def an_app(settings: Settings) -> str:
+    """An application of the sandbox (read over HTTP, not assumed)."""
+    answer = httpx.get(f"{settings.argocd_url}/api/v1/applications",
+                       params={"fields": "items.metadata.name"},
+                       headers={"Authorization": f"Bearer {settings.argocd_token}"}).json()
+    return str(answer["items"][0]["metadata"]["name"])
+
+
 async def run(graph: Any, question: str, thread: str = "t") -> list[Event]:
     return [e async for e in Conversation(graph, thread).ask(question)]
 
@@ -282,3 +290,31 @@ async def test_a_question_naming_one_project_lists_that_projects_applications(
     assert "| payments |" in answer and "| Degraded |" in answer
     state = await graph.aget_state({"configurable": {"thread_id": "p-word"}})
     assert state.values["messages"][1].tool_calls[0]["args"] == {"page": 1}
+
+
+async def test_a_call_about_one_app_nobody_named_is_asked_again_without_such_tools(
+    argocd_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    settings = argocd_settings()
+    app = an_app(settings)
+    typed = app[:-2] + app[-1]  # one letter dropped: a typo is still the person's name
+    setup = scripted_setup([
+        # A word of no message, as a few-shot example's app is: asked again.
+        tool_call("get_application_events", name="ledgerline"),
+        tool_call("list_applications", health_status="Degraded"), LEAD,
+        tool_call("get_application_events", name=app), "Its events."],
+        window=32_000, settings=settings)
+    async with open_argocd_toolkit(settings) as toolkit:
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+        await run(graph, "Which apps are degraded?", "g-1")
+        await run(graph, f"why is {typed} broken?", "g-2")
+
+    calls = [(c["name"], c["args"]) for thread in ("g-1", "g-2")
+             for m in (await graph.aget_state({"configurable": {"thread_id": thread}})
+                       ).values["messages"] for c in getattr(m, "tool_calls", None) or ()]
+    # The typo is what the person named: the tool answers it with the near names.
+    assert calls == [("list_applications", {"health_status": "Degraded"}),
+                     ("get_application_events", {"name": typed})]
+    again = setup.chat_model.requests[1]  # type: ignore[attr-defined]
+    assert "get_application_events" not in {t["function"]["name"] for t in again.tools} \
+        and "list_applications" in {t["function"]["name"] for t in again.tools}

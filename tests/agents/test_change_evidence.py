@@ -63,10 +63,12 @@ def deploy_behind_the_back(sandbox: RunningSandbox, name: str) -> None:
 
 async def ask(toolkit: Toolkit, writable: Settings,
               scripted_setup: Callable[..., ModelSetup], call: Any,
-              thread: str, question: str = "please do it") -> tuple[Conversation, list[Any]]:
+              thread: str, question: str | None = None) -> tuple[Conversation, list[Any]]:
     setup = scripted_setup([call, "Done."], window=32_000, settings=writable)
     graph = AgentFactory(writable, setup, InMemorySaver()).build(toolkit).graph
     conversation = Conversation(graph, thread)
+    # The person names the app: a change of an app nobody named is asked again, never made.
+    question = question or f"please do it for {call.tool_calls[0]['args']['name']}"
     return conversation, [e async for e in conversation.ask(question)]
 
 
@@ -107,8 +109,8 @@ async def test_a_change_whose_evidence_changed_after_the_prompt_does_not_run(
         # An action must be the person's word (one copied from an example is dropped).
         conversation, first = await ask(toolkit, writable, scripted_setup,
                                         tool_call(tool, **args), f"changed-{tool}",
-                                        f"please {extra['action']} it to 4 replicas"
-                                        if "action" in extra else "please do it")
+                                        f"please {extra['action']} {record.name} to 4 "
+                                        "replicas" if "action" in extra else None)
         prompt = next(e for e in first if isinstance(e, ApprovalRequest)).value["description"]
         deploy_behind_the_back(sandbox, record.name)
         rest = [e async for e in conversation.decide({"type": "approve"})]
@@ -138,7 +140,7 @@ async def test_an_invented_deploy_id_is_dropped_and_a_given_one_kept(
         named = [e async for e in Conversation(graph, "given-id").ask(
             f"roll {record.name} back to deploy {older}")]
 
-    # "please do it" gave no id: the call went on without one, so the plan is the default.
+    # "please do it for <app>" gave no id: the call went on without one (the default plan).
     [prompt] = [e.value["description"] for e in events if isinstance(e, ApprovalRequest)]
     assert f"to deploy {deploys[1]['id']} " in prompt
     notes = [e.action.detail for e in events if getattr(e, "action", None) is not None]

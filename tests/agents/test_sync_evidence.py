@@ -120,7 +120,7 @@ async def test_a_real_sync_without_a_dry_run_is_never_offered_for_approval(
                                           dry_run=False), "Could not."],
                                window=32_000, settings=writable)
         graph = AgentFactory(writable, setup, InMemorySaver()).build(toolkit).graph
-        events = [e async for e in Conversation(graph, "evidence-none").ask("sync it")]
+        events = [e async for e in Conversation(graph, "evidence-none").ask("sync no-such-app")]
 
     assert not any(isinstance(e, ApprovalRequest) for e in events)
     result = next(e for e in events if isinstance(e, ToolResult))

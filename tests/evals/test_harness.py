@@ -174,14 +174,16 @@ async def test_every_case_can_be_passed_on_its_world(split: str, tmp_path: Path)
 def test_an_extra_agent_an_extra_call_and_a_guessed_name_each_fail_a_run(
     tmp_path: Path,
 ) -> None:
-    # The case wants one listing from one agent; the model also asks another agent, looks an
-    # application up unasked, and names one the test split's world does not have.
+    # The case wants one listing from one agent; the model also asks another agent, which
+    # lists pull requests unasked, of an organisation the test split's world does not have.
+    # (A guessed application is not called at all: the agent asks its model again.)
     case = next(c for c in load_cases([SPLIT_SOURCES["test"][0]]) if c.id == "tw-broken-now-a")
     wanted = case.turns[0].expect
     done = wanted.model_copy(update={
         "agents": [*wanted.agents, "github"],
-        "tools": [*wanted.tools, ToolExpectation(name="get_application",
-                                                 args={"name": "payments-api-production"})]})
+        "tools": [*wanted.tools, ToolExpectation(name="list_pull_requests",
+                                                 args={"owner": "acme-corp",
+                                                       "repo": "payments-api"})]})
     turn = OracleTurn()
     oracle = OracleChatModel(turn=turn, counter=counter())
 
@@ -194,7 +196,7 @@ def test_an_extra_agent_an_extra_call_and_a_guessed_name_each_fail_a_run(
     assert set(failed) == {"routing", "extra_calls", "names"}, failed
     assert failed["routing"] == "also asked: github"
     assert failed["extra_calls"].startswith("1 extra of 0 allowed")
-    assert "application 'payments-api-production'" in failed["names"]
+    assert "organisation 'acme-corp'" in failed["names"]
     # What the case asked for was still done: only the extras failed it.
     assert {c.name for c in result.checks if c.passed} >= {"agents", "tools", "facts"}
 

@@ -248,7 +248,8 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
                                   subjects={**dict.fromkeys(ONE_APP_TOOLS, "name"),
                                             SEARCH_TOOL: "query"},
                                   is_change=_is_change, preview_phrases=PREVIEW_PHRASES,
-                                  filtered=("list_applications",)),
+                                  filtered=("list_applications",),
+                                  about_one=ONE_APP_TOOLS),
                               *evidence],
             inventory=Inventory([names]),
         )

@@ -23,22 +23,29 @@ message of the conversation speaks of what it filters (one phrase of any of its 
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 
+from pilothouse.agents.inventory import candidates
 from pilothouse.agents.question_parts import joined_words
 from pilothouse.context.events import ContextAction, report
 from pilothouse.context.rewrite import (
     RequestRewriteMiddleware,
+    final_message,
     newest_question,
     with_revised_calls,
 )
 from pilothouse.models.tokens import message_text
+
+#: How close a word the person wrote must be to a subject for the subject to be theirs (a
+#: typo, another spelling): difflib's ratio, where "shopfrnt" is 0.93 of "shopfront".
+_CLOSE = 0.8
 
 
 def _parts(value: object) -> list[str]:
@@ -110,6 +117,12 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
     for a later page of the out-of-sync apps came as `list_applications(page=3,
     health_status="Progressing")`, an example's filter). A call with no filter gets none:
     "are all the payments apps healthy?" must see the unhealthy ones too.
+
+    A call of a tool `about_one` resource whose subject nobody gave (no message has it, no
+    word the person wrote is close to it: a typo is still theirs to be answered with near
+    names) is a guess that no argument can mend: the model is asked again without those
+    tools. Measured: "which apps are degraded?" came as the events of `orders`, a word of a
+    few-shot example.
     """
 
     def __init__(self, ids: Mapping[str, Sequence[str]],
@@ -117,7 +130,8 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
                  names: Mapping[str, Sequence[str]] | None = None, *,
                  subjects: Mapping[str, str] | None = None,
                  is_change: Callable[[Mapping[str, Any]], bool] | None = None,
-                 preview_phrases: Sequence[str] = (), filtered: Sequence[str] = ()) -> None:
+                 preview_phrases: Sequence[str] = (), filtered: Sequence[str] = (),
+                 about_one: Collection[str] = ()) -> None:
         super().__init__()
         self.ids = {tool: tuple(args) for tool, args in ids.items()}
         self.names = {tool: tuple(args) for tool, args in (names or {}).items()}
@@ -126,6 +140,7 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
         self.is_change = is_change
         self.preview_phrases = tuple(preview_phrases)
         self.filtered = frozenset(filtered)
+        self.about_one = frozenset(about_one)
 
     def _settled(self, call: Mapping[str, Any], messages: Sequence[BaseMessage],
                  misfiltered: bool) -> dict[str, Any]:
@@ -166,6 +181,33 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
                    if args.get(name) is not None and not asked_for(args[name], phrases,
                                                                    messages)]
         return ids + filters
+
+    def _guessed(self, call: Mapping[str, Any], messages: Sequence[BaseMessage]) -> bool:
+        """Whether `call` is about one resource nobody named (its subject given by no one)."""
+        subject = self.subjects.get(str(call["name"]))
+        value = call["args"].get(subject) if subject and call["name"] in self.about_one \
+            else None
+        if not isinstance(value, str) or mentioned(value, messages):
+            return False
+        said = [word.text.lower() for m in messages if isinstance(m, HumanMessage)
+                for word in candidates(message_text(m))]
+        return not difflib.get_close_matches(value.lower(), said, n=1, cutoff=_CLOSE)
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        response = await super().awrap_model_call(request, handler)
+        final = final_message(response)
+        guesses = [c for c in (final.tool_calls if final is not None else ())
+                   if self._guessed(c, request.messages)]
+        offered = [t for t in request.tools if getattr(t, "name", None) not in self.about_one]
+        if not guesses or not offered:
+            return response
+        report(ContextAction("grounding", f"asked again without the tools about one resource: "
+                             f"{guesses[0]['name']} was called for '"
+                             f"{guesses[0]['args'].get(self.subjects[guesses[0]['name']])}', "
+                             "which nobody named", "grounded_ids", {"calls": len(guesses)}))
+        return await super().awrap_model_call(request.override(tools=offered), handler)
 
     def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
         dropped: list[str] = []

@@ -204,14 +204,16 @@ class CaseRunner:
         history = await conversation.history()
         start = turn_start(history)
         texts = [message_text(m) for m in history[:start + 1]]
-        # A tool result counts whole, as the person saw it (`shown_text`), also where the
-        # model read a copy cut to fit its window.
-        texts += [shown_text(m) for m in history[start + 1:] if isinstance(m, ToolMessage)]
+        # A tool result counts as the model read it and as the person saw it (`shown_text`,
+        # whole where the model read a copy cut to fit its window).
+        texts += [text for m in history[start + 1:] if isinstance(m, ToolMessage)
+                  for text in (message_text(m), shown_text(m))]
         for name, agent in self.world.specialists.items():
-            texts += [shown_text(m) if isinstance(m, ToolMessage) else message_text(m)
-                      for m in await Conversation(
+            texts += [text for m in await Conversation(
                           agent.graph, subagent_thread(name, conversation.thread_id)).history()
-                      if isinstance(m, ToolMessage | HumanMessage)]
+                      if isinstance(m, ToolMessage | HumanMessage)
+                      for text in {message_text(m), shown_text(m) if isinstance(m, ToolMessage)
+                                   else message_text(m)}]
         return [*AGENT_PROMPTS, *texts]
 
     async def _search_rejections(self, thread: str) -> int:
