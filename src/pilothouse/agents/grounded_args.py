@@ -203,10 +203,10 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
         offered = [t for t in request.tools if getattr(t, "name", None) not in self.about_one]
         if not guesses or not offered:
             return response
+        tool = guesses[0]["name"]
         report(ContextAction("grounding", f"asked again without the tools about one resource: "
-                             f"{guesses[0]['name']} was called for '"
-                             f"{guesses[0]['args'].get(self.subjects[guesses[0]['name']])}', "
-                             "which nobody named", "grounded_ids", {"calls": len(guesses)}))
+                             f"{tool} was called for '{guesses[0]['args'][self.subjects[tool]]}',"
+                             " which nobody named", "grounded_ids", {"calls": len(guesses)}))
         return await super().awrap_model_call(request.override(tools=offered), handler)
 
     def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
