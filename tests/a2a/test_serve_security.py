@@ -170,11 +170,13 @@ async def test_anonymous_sync_and_approve_is_refused_at_the_first_step(
 async def test_another_identity_cannot_see_or_touch_a_task_or_its_approval(
     agent: ServeProcess, argocd: RunningSandbox, model: tuple[str, ScriptState],
 ) -> None:
-    before = application(argocd)["status"]["operationState"]
+    app = application(argocd)
+    before = app["status"]["operationState"]
     context = f"shared-{uuid.uuid4().hex[:8]}"
     async with a2a_client(agent.agent_url("argocd"), KEYS["alice"]) as alice, \
             a2a_client(agent.agent_url("argocd"), KEYS["bob"]) as bob:
-        asked = await send(alice, "sync now", context_id=context)
+        # Alice names the app: a change of an app nobody named is asked again, never made.
+        asked = await send(alice, f"sync now {app['metadata']['name']}", context_id=context)
         task_id = asked[0].task.id
         assert final_state(asked) == TaskState.TASK_STATE_INPUT_REQUIRED
 
