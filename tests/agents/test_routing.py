@@ -284,6 +284,39 @@ async def test_a_word_shaped_like_a_name_that_no_inventory_holds_is_the_models_t
     assert answers == ["argocd answered."]
 
 
+async def test_a_first_question_the_model_routes_to_one_agent_reaches_it_as_asked(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+) -> None:
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
+    argocd_setup = scripted_setup(["argocd answered.", "argocd answered again."])
+    github_setup = scripted_setup(["github answered."])
+    agents = [InProcessSubAgent(name, f"{name}.", specialist(settings, model, name))
+              for name, model in (("argocd", argocd_setup), ("github", github_setup))]
+    # No domain word and no resource: the model chooses the agent, and rewords the question.
+    setup = scripted_setup([
+        tool_call("ask_argocd", question="What is the status of the clusters?"),
+        tool_call("ask_argocd", question="Which of the broken ones are in production?"),
+        AIMessage(content="", tool_calls=[
+            {"name": "ask_argocd", "args": {"question": "Broken things?"}, "id": "c1",
+             "type": "tool_call"},
+            {"name": "ask_github", "args": {"question": "Broken builds?"}, "id": "c2",
+             "type": "tool_call"}]),
+        "Both answered."])
+    supervisor = supervisor_over(settings, setup, agents)
+    first, other = Conversation(supervisor.graph, "r-9"), Conversation(supervisor.graph, "r-10")
+
+    await collect_answers(first, "ok whats broken rn across everything?")
+    await collect_answers(first, "only the prod ones")  # a later turn: the model's words
+    await collect_answers(other, "whats broken rn?")  # two agents: each its own question
+
+    asked = [before_notes(str(r.messages[-1].content))
+             for r in argocd_setup.chat_model.requests]  # type: ignore[attr-defined]
+    assert asked == ["ok whats broken rn across everything?",
+                     "Which of the broken ones are in production?", "Broken things?"]
+    assert [before_notes(str(r.messages[-1].content)) for r in
+            github_setup.chat_model.requests] == ["Broken builds?"]  # type: ignore[attr-defined]
+
+
 async def collect_answers(conversation: Conversation, question: str) -> list[str]:
     return [e.text async for e in conversation.ask(question) if isinstance(e, Answer)]
 
