@@ -176,6 +176,27 @@ def test_apostrophe_is_quoted_and_the_retry_is_reported(sandbox: Sandbox) -> Non
     assert "instead" in result["guidance"]
 
 
+def test_a_recursive_grep_runs_without_the_secret_files_it_would_open(sandbox: Sandbox) -> None:
+    vault = sandbox.workspace / "vault"
+    vault.mkdir()
+    try:
+        (vault / ".netrc").write_text("machine ci login bot password canary-netrc-value\n")
+        (vault / "notes.md").write_text("the password is rotated monthly\n")
+
+        result = sandbox.call("grep -rn password vault")
+
+        # `cat vault/.netrc` is refused; a grep of its folder runs with it left out.
+        assert result["status"] == "ok", result
+        assert result["stdout"] == "vault/notes.md:1:the password is rotated monthly\n"
+        assert result["retried_from"] == "grep -rn password vault"
+        assert result["retried_because"] == "grep -r would read .netrc, which holds secrets"
+        assert result["command"] == "grep --exclude=.netrc -rn password vault"
+    finally:
+        for path in vault.iterdir():
+            path.unlink()
+        vault.rmdir()
+
+
 def test_ambiguous_quote_is_refused_with_suggestions(sandbox: Sandbox) -> None:
     result = sandbox.call('grep "hello world README.md')
     assert result["status"] == "refused"

@@ -50,7 +50,7 @@ ASKED = [
     "kubectl delete pod x", "kubectl apply -f x.yaml", "kubectl edit deploy x",
     "kubectl get secrets", "kubectl -n prod get secret/db -o yaml", "rm file.txt",
     "python3 -c 'print(1)'", "bash -c 'git status'", "curl http://example.com", "env",
-    "printenv HOME", "xargs echo", "find . -exec grep x {} +", "find . -delete",
+    "printenv HOME", "xargs echo", "find . -exec touch {} +", "find . -delete",
     "sed -i s/a/b/ README.md", "sed -n 'w copy.txt' README.md", "awk -f prog.awk README.md",
     "tar -tf a.tar", "ls /etc", "cat /etc/hosts", "cat link_out", "frobnicate", "./script.sh",
     "echo x | sh", "git rebase -x 'make test' main", "git diff --ext-diff",
@@ -226,3 +226,66 @@ def test_default_workspace_is_the_current_directory(
     monkeypatch.chdir(workspace)
     assert check_command("cat README.md", env=ENV).allowed
     assert check_command("cat ../outside/data.txt", env=ENV).needs_approval
+
+
+def test_a_recursive_read_of_a_folder_holding_secrets_is_refused_with_its_repair(
+    workspace: Path,
+) -> None:
+    (workspace / ".env").write_text("TOKEN=x\n")
+    (workspace / "sub" / ".netrc").write_text("machine m password p\n")
+    (workspace / "sub" / ".ssh").mkdir()
+    (workspace / "sub" / ".ssh" / "id_ed25519").write_text("key\n")
+    (workspace / "sub" / "notes.md").write_text("password rotation\n")
+
+    decision = check_command("grep -rn password .", workspace=workspace, env=ENV)
+
+    # `cat .env` is refused; so is a grep that would open it among the files of a folder.
+    assert decision.denied
+    assert decision.reason == "grep -r would read .env, .netrc, .ssh, which hold secrets"
+    assert decision.repaired == ("grep --exclude=.env --exclude=.netrc --exclude-dir=.ssh "
+                                 "-rn password .")
+    assert decide(decision.repaired, workspace) == "allow"
+    # What the command itself leaves out is not read.
+    assert decide("grep -rn --include='*.md' password .", workspace) == "allow"
+    assert decide("grep -rn password .git", workspace) == "allow"
+    assert decide("diff -r sub .git", workspace) == "deny"
+    assert decide("diff -r --exclude=.netrc --exclude=.ssh sub .git", workspace) == "allow"
+
+
+def test_a_recursive_read_follows_links_only_when_the_command_does(workspace: Path) -> None:
+    (workspace / ".env").write_text("TOKEN=x\n")
+    (workspace / "sub" / "settings").symlink_to(workspace / ".env")
+
+    # `grep -r` skips the links it meets while recursing; `grep -R` reads through them.
+    assert decide("grep -r TOKEN sub", workspace) == "allow"
+    decision = check_command("grep -R TOKEN sub", workspace=workspace, env=ENV)
+    assert decision.denied and "settings" in decision.reason
+    assert decision.repaired == "grep --exclude=settings -R TOKEN sub"
+
+
+def test_a_tree_too_large_to_walk_is_not_taken_for_one_without_secrets(workspace: Path) -> None:
+    from pilothouse.tools.shell.secret_trees import Skips, secrets_under
+
+    for name in ("a", "b", "c", "d"):
+        (workspace / "sub" / name).write_text("")
+    policy = ShellPolicy(workspace, env=ENV)
+    assert secrets_under(workspace / "sub", policy.workspace, Skips(), False, limit=3) == 4
+    assert secrets_under(workspace / "sub", policy.workspace, Skips(), False) == []
+
+
+def test_find_exec_of_a_read_only_command_runs_like_the_command_itself(workspace: Path) -> None:
+    (workspace / "sub" / "app.py").write_text("x = 1\n")
+    assert decide("find sub -name '*.py' -exec wc -l {} +", workspace) == "allow"
+    assert decide("find sub -name '*.py' -exec grep -l x {} \\;", workspace) == "allow"
+    # A command that changes files, reads outside, or runs from each match's folder: ask.
+    assert decide("find sub -name '*.py' -exec touch {} +", workspace) == "ask"
+    assert decide("find sub -exec wc -l /etc/hosts {} +", workspace) == "ask"
+    assert decide("find sub -execdir wc -l {} +", workspace) == "ask"
+    # The files it opens follow links: one leaving the workspace needs a person.
+    assert decide("find . -name '*.md' -exec wc -l {} +", workspace) == "ask"
+    # Secret files among the matches: ask, unless the -name tests leave them out.
+    (workspace / "sub" / ".env").write_text("TOKEN=x\n")
+    decision = check_command("find sub -exec cat {} +", workspace=workspace, env=ENV)
+    assert decision.needs_approval and ".env" in decision.reason
+    assert decide("find sub -name '*.py' -exec cat {} +", workspace) == "allow"
+    assert decide("find sub -name '*.py' -o -name '.env' -exec cat {} +", workspace) == "ask"

@@ -38,12 +38,14 @@ TEXT_VALUE_OPTIONS: dict[str, frozenset[str]] = {
     "tail": frozenset({"-n", "-c"}),
     "cut": frozenset({"-d", "-f", "-c", "-b"}),
     "sort": frozenset({"-k", "-t", "-S"}),
-    "grep": frozenset({"-e", "-m", "-A", "-B", "-C", "--regexp"}),
+    # Globs matched against base names, not paths (`--exclude=.env` opens nothing).
+    "grep": frozenset({"-e", "-m", "-A", "-B", "-C", "--regexp", "--include", "--exclude",
+                       "--exclude-dir"}),
     "sed": frozenset({"-e", "-l", "--expression"}),
     "awk": frozenset({"-F", "-v"}),
     "jq": frozenset({"--indent"}),
     "uniq": frozenset({"-f", "-s", "-w"}),
-    "diff": frozenset({"-U"}),
+    "diff": frozenset({"-U", "-x", "--exclude"}),
     "ls": frozenset({"-I", "-w"}),
     "find": frozenset(
         [

@@ -68,7 +68,8 @@ class PolicyDecision:
     command: str
     parts: tuple[PartDecision, ...] = ()
     suggestion: str | None = None
-    #: An unambiguous fix of a quoting mistake that the caller may check and run instead.
+    #: An unambiguous fix the caller may check and run instead: a quoting mistake mended,
+    #: or a recursive read with the secret files it would open excluded.
     repaired: str | None = None
     plan: tuple[PlannedStep, ...] = field(default=(), repr=False, compare=False)
 

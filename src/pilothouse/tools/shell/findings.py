@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from pilothouse.tools.shell.paths import Access, Action
+
+if TYPE_CHECKING:
+    from pilothouse.tools.shell.secret_trees import Skips
 
 SEVERITY: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
 NO_CODE = "Use the plain command without this option."
@@ -19,16 +23,21 @@ class Finding:
     action: Action
     reason: str
     suggestion: str | None = None
+    #: Options that, put right after the program's name, make a refused command one the
+    #: policy may allow (a recursive read with its secret files excluded).
+    repair: tuple[str, ...] = ()
 
 
 class GuardContext(Protocol):
-    """What a guard may ask of the policy: judge an inner command, a script, a path, and the
-    symlinks under a folder a command reads recursively through its links."""
+    """What a guard may ask of the policy: judge an inner command, a script, a path, the
+    symlinks under a folder a command reads recursively through its links, and the secret
+    files a recursive read of a folder would open."""
 
     def check_argv(self, argv: Sequence[str]) -> Finding: ...
     def check_script(self, script: str) -> Finding: ...
     def path(self, value: str, access: Access, command: str) -> Finding: ...
     def links(self, value: str, command: str) -> Finding: ...
+    def secrets(self, value: str, skips: Skips, follows_links: bool) -> list[Path] | int: ...
 
 
 Guard = Callable[[Sequence[str], GuardContext], list[Finding]]
@@ -41,7 +50,8 @@ def combine(findings: Iterable[Finding]) -> Finding:
     top = [f for f in items if SEVERITY[f.action] == worst]
     reasons = list(dict.fromkeys(f.reason for f in top if f.reason))
     suggestion = next((f.suggestion for f in top if f.suggestion), None)
-    return Finding(top[0].action, "; ".join(reasons), suggestion)
+    repair = tuple(dict.fromkeys(option for f in top for option in f.repair))
+    return Finding(top[0].action, "; ".join(reasons), suggestion, repair=repair)
 
 
 def runs(what: str, inner: Sequence[str], ctx: GuardContext) -> Finding:

@@ -13,11 +13,19 @@ import re
 from collections.abc import Sequence
 
 from pilothouse.tools.shell.arguments import WRITE_ALL, is_in_place
-from pilothouse.tools.shell.findings import NO_CODE, Finding, Guard, GuardContext, runs
+from pilothouse.tools.shell.findings import (
+    NO_CODE,
+    Finding,
+    Guard,
+    GuardContext,
+    combine,
+    runs,
+)
 from pilothouse.tools.shell.git_guard import git_guard
 from pilothouse.tools.shell.links import link_findings
 from pilothouse.tools.shell.paths import NEUTRAL_PATHS
 from pilothouse.tools.shell.scripts import ScriptEffects, awk_effects, sed_effects
+from pilothouse.tools.shell.secret_trees import Skips, secret_findings
 
 
 def _find(args: Sequence[str], ctx: GuardContext) -> list[Finding]:
@@ -31,7 +39,10 @@ def _find(args: Sequence[str], ctx: GuardContext) -> list[Finding]:
         if arg in ("-exec", "-execdir", "-ok", "-okdir"):
             end = next((j for j in range(i + 1, len(args)) if args[j] in (";", "+")), len(args))
             inner = [a for a in args[i + 1 : end] if a != "{}"]
-            found.append(runs("find " + arg, inner, ctx))
+            if arg == "-exec" and end < len(args):
+                found.extend(_find_exec(inner, starts or ["."], args, ctx))
+            else:
+                found.append(runs("find " + arg, inner, ctx))
             if inner and os.path.basename(inner[0]) in WRITE_ALL:
                 # The inner command modifies every match, so the start paths are write targets.
                 what = f"find {arg} {inner[0]}"
@@ -44,6 +55,48 @@ def _find(args: Sequence[str], ctx: GuardContext) -> list[Finding]:
         elif arg in ("-fprint", "-fprint0", "-fprintf", "-fls"):
             found.append(Finding("ask", f"find {arg} writes a file"))
     return found
+
+
+def _find_exec(inner: Sequence[str], starts: Sequence[str], args: Sequence[str],
+               ctx: GuardContext) -> list[Finding]:
+    """`find STARTS ... -exec INNER {} +`: the inner command opens the files find matches.
+
+    An inner command the policy allows on its own (`wc -l`, `grep -l X`) is allowed here
+    when what it would open is allowed too: the start folders read as folders, no link
+    under them leaving the workspace (the inner command follows links), no secret file
+    among the files find passes it (its `-name` tests count when they are the only ones).
+    Anything else runs another command: at least ask (`findings.runs`).
+    """
+    what = "find -exec " + " ".join(inner)
+    verdict = ctx.check_argv(inner) if inner else None
+    if verdict is None or verdict.action != "allow":
+        return [runs("find -exec", inner, ctx)]
+    opened = [ctx.path(s, "read", what) for s in starts]
+    opened += [ctx.links(s, what) for s in starts]
+    names = _only_names(args)
+    for start in starts:
+        secrets = ctx.secrets(start, Skips(include=names), True)
+        if isinstance(secrets, int) or secrets:
+            shown = "files too many to check" if isinstance(secrets, int) else ", ".join(
+                sorted({p.name for p in secrets})[:5]) + ", which hold secrets"
+            opened.append(Finding("ask", f"{what} would open {shown}",
+                                  "Leave the secret files out with -name, or name the files."))
+    found = combine(opened)
+    if found.action != "allow":
+        return [found]
+    return [Finding("allow", f"find -exec runs `{' '.join(inner)}`, a read-only command")]
+
+
+#: find tests that narrow the files it passes on by more than their names.
+_FIND_LOGIC = frozenset({"-o", "-or", "!", "-not", "(", ")", ",", "-a", "-and"})
+
+
+def _only_names(args: Sequence[str]) -> tuple[str, ...]:
+    """The base-name globs of `find`'s `-name` tests when they alone choose the files (no
+    `-o`, `!` or parentheses that could widen them); none otherwise (every file counts)."""
+    if _FIND_LOGIC & set(args):
+        return ()
+    return tuple(args[i + 1] for i, a in enumerate(args[:-1]) if a == "-name")
 
 
 _WRAPPER_VALUES = {
@@ -276,4 +329,5 @@ GUARDS: dict[str, Guard] = {
 def inspect(name: str, args: Sequence[str], ctx: GuardContext) -> list[Finding]:
     """Run the guard for `name` (if any) over its arguments, then the symlink check."""
     guard = GUARDS.get(name)
-    return [*(guard(args, ctx) if guard else []), *link_findings(name, args, ctx)]
+    return [*(guard(args, ctx) if guard else []), *link_findings(name, args, ctx),
+            *secret_findings(name, args, ctx)]

@@ -9,7 +9,9 @@ the workspace needs approval, writing outside it never happens, and secrets are 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,16 +60,8 @@ class Workspace(WorkspaceJail):
             if text.startswith(home + "/"):
                 candidates.add("~" + text[len(home) :])
         names = {path.name, Path(typed).name} - {""}
-        for pattern in self.secret_patterns:
-            target = names if "/" not in pattern else candidates
-            if any(fnmatch.fnmatchcase(t, pattern) for t in target):
-                return True
-            # A pattern for files inside a directory also covers the directory itself.
-            if pattern.endswith("/*") and any(
-                fnmatch.fnmatchcase(t, pattern[:-2]) for t in candidates
-            ):
-                return True
-        return False
+        by_name, by_path = _secret_matchers(self.secret_patterns)
+        return any(by_name.match(n) for n in names) or any(by_path.match(c) for c in candidates)
 
     def verdict(self, value: str, cwd: Path, access: Access, *, command: str) -> PathVerdict:
         """Decide what `command` reading or writing `value` means."""
@@ -121,3 +115,15 @@ def path_candidates(arg: str) -> list[str]:
     if "=" in arg and arg.split("=", 1)[1]:
         candidates.append(arg.split("=", 1)[1])  # `of=/dev/sda`, `if=~/.ssh/id_rsa`
     return candidates
+
+
+@functools.lru_cache(maxsize=8)
+def _secret_matchers(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """`patterns` as two compiled matchers: the base-name patterns (no `/`), and the path
+    patterns, where one for the files in a folder (`*/.ssh/*`) covers the folder too.
+    Compiled once: a recursive read checks every file of a tree (`secret_trees`)."""
+    by_name = [fnmatch.translate(p) for p in patterns if "/" not in p]
+    by_path = [fnmatch.translate(p) for p in patterns if "/" in p]
+    by_path += [fnmatch.translate(p[:-2]) for p in patterns if p.endswith("/*")]
+    never = r"(?!)"
+    return re.compile("|".join(by_name) or never), re.compile("|".join(by_path) or never)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import shlex
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -36,6 +37,7 @@ from pilothouse.tools.shell.links import link_finding
 from pilothouse.tools.shell.paths import Access, Workspace
 from pilothouse.tools.shell.repair import describe_repairs, quoting_repairs
 from pilothouse.tools.shell.rules import RuleSet, load_rules_file
+from pilothouse.tools.shell.secret_trees import Skips, secrets_under
 from pilothouse.tools.shell.syntax import Redirect, ShellSyntaxError, SimpleCommand, parse
 
 DOWNLOADERS = frozenset({
@@ -113,6 +115,8 @@ class ShellPolicy:
         parts: list[PartDecision] = []
         steps: list[PlannedStep] = []
         findings: list[Finding] = []
+        #: Where each repairable part's options go: the end of its program's word.
+        part_repairs: list[tuple[int, tuple[str, ...]]] = []
         for connector, pipeline in parsed.items:
             step_cwd = cwd
             planned: list[PlannedCommand] = []
@@ -129,6 +133,10 @@ class ShellPolicy:
                     )
                 )
                 findings.append(finding)
+                if finding.repair:
+                    program = simple.words[0]
+                    part_repairs.append((program.position + len(program.raw),
+                                         finding.repair))
                 planned.append(PlannedCommand(tuple(argv), tuple(redirects)))
                 stages.append((self.command_name(argv[0], cwd) if argv else "", argv))
             findings.extend(self._pipeline_findings(stages))
@@ -140,12 +148,16 @@ class ShellPolicy:
                 steps.append(PlannedStep(connector, step_cwd, tuple(planned)))
         verdict = combine(findings)
         default = {"allow": None, "ask": ASK_SUGGESTION, "deny": DENY_SUGGESTION}[verdict.action]
+        repaired = command
+        for end, options in sorted(part_repairs, reverse=True):  # from the end: positions hold
+            repaired = f"{repaired[:end]} {shlex.join(options)}{repaired[end:]}"
         return PolicyDecision(
             verdict.action,
             verdict.reason or "every part is allowed",
             parsed.normalized,
             tuple(parts),
             suggestion=verdict.suggestion or default,
+            repaired=repaired if verdict.action == "deny" and part_repairs else None,
             plan=tuple(steps),
         )
 
@@ -268,6 +280,10 @@ class _Evaluator:
     def links(self, value: str, command: str) -> Finding:
         workspace = self.policy.workspace
         return link_finding(command, workspace.resolve(value, self.cwd), workspace)
+
+    def secrets(self, value: str, skips: Skips, follows_links: bool) -> list[Path] | int:
+        workspace = self.policy.workspace
+        return secrets_under(workspace.resolve(value, self.cwd), workspace, skips, follows_links)
 
 
 def check_command(

@@ -48,7 +48,10 @@ class RunCommandResult(BaseModel):
     policy: dict[str, Any] | None = Field(default=None, description="The policy decision.")
     duration_seconds: float | None = None
     retried_from: str | None = Field(
-        default=None, description="The original command, when a quoting fix ran instead."
+        default=None, description="The original command, when its repair ran instead."
+    )
+    retried_because: str | None = Field(
+        default=None, description="Why the original command was refused."
     )
     kind: str | None = Field(
         default=None, description="Why an approved command did not run (EvidenceChanged)."

@@ -89,11 +89,11 @@ class ShellService:
     ) -> dict[str, Any]:
         """Check `command`, and run it if allowed or validly approved."""
         decision = self.policy.check(command)
-        retried_from: str | None = None
+        refused: PolicyDecision | None = None  # the original, when its repair runs instead
         if decision.denied and decision.repaired:
             repaired = self.policy.check(decision.repaired)
             if repaired.allowed:
-                retried_from, decision = command, repaired
+                refused, decision = decision, repaired
         if decision.denied:
             return _result(
                 "refused", decision, reason=decision.reason, guidance=decision.suggestion or ""
@@ -131,7 +131,7 @@ class ShellService:
             changed = self._evidence_changed(command, decision, approved)
             if changed is not None:
                 return changed
-        return self._execute(decision, timeout_seconds, retried_from)
+        return self._execute(decision, timeout_seconds, refused)
 
     def evidence(self, command: str) -> CommandEvidence:
         """What a person approving `command` here is shown: see `evidence.py`."""
@@ -157,7 +157,8 @@ class ShellService:
         )
 
     def _execute(
-        self, decision: PolicyDecision, timeout_seconds: float | None, retried_from: str | None
+        self, decision: PolicyDecision, timeout_seconds: float | None,
+        refused: PolicyDecision | None,
     ) -> dict[str, Any]:
         requested = self.default_timeout if timeout_seconds is None else float(timeout_seconds)
         timeout = min(max(requested, 1.0), self.max_timeout)
@@ -166,11 +167,9 @@ class ShellService:
         stdout = self._capped(outcome.stdout, outcome.stdout_omitted_bytes, "stdout")
         stderr = self._capped(outcome.stderr, outcome.stderr_omitted_bytes, "stderr")
         notes = []
-        if retried_from is not None:
-            notes.append(
-                f"The original command did not parse; ran `{decision.command}` (the"
-                " unambiguously quoted form) instead."
-            )
+        if refused is not None:
+            notes.append(f"`{refused.command}` was refused ({refused.reason}); ran "
+                         f"`{decision.command}` instead.")
         if requested > self.max_timeout:
             notes.append(f"timeout_seconds was capped at {self.max_timeout:g}.")
         status, reason = self._status(outcome, timeout)
@@ -179,8 +178,9 @@ class ShellService:
         elif outcome.stdout_omitted_bytes:
             notes.append("Output was truncated; narrow the command (head, grep, a filter).")
         extra: dict[str, Any] = {"duration_seconds": round(outcome.duration_seconds, 3)}
-        if retried_from is not None:
-            extra["retried_from"] = retried_from
+        if refused is not None:
+            extra["retried_from"] = refused.command
+            extra["retried_because"] = refused.reason
         return _result(
             status,
             decision,

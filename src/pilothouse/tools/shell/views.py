@@ -42,7 +42,8 @@ def command_view(payload: Mapping[str, Any]) -> str:
     else:
         lines.append(f"**Error:** `{command}` failed. {payload.get('reason', '')}".rstrip())
     if payload.get("retried_from"):
-        lines.append(f"(Ran instead of `{payload['retried_from']}`, whose quoting was broken.)")
+        why = payload.get("retried_because") or "it was refused"
+        lines.append(f"(Ran instead of `{payload['retried_from']}`: {why}.)")
     if payload.get("stdout"):
         lines.append(_block(str(payload["stdout"])))
     if payload.get("stderr"):
