@@ -78,6 +78,17 @@ def test_failure_carries_stderr_and_guidance(service: ShellService) -> None:
     assert "does not exist" in result["guidance"]
 
 
+def test_a_search_that_found_nothing_is_an_answer_not_a_failure(service: ShellService) -> None:
+    # grep's exit status 1 with nothing on stderr: no line matched. Its 2 is an error.
+    result = service.run("grep -rn absent-word .")
+    assert (result["status"], result["exit_code"], result["reason"]) == (
+        "ok", 1, "no lines matched")
+    assert "try again" not in result["guidance"]
+    assert service.run("grep absent-word missing.txt")["status"] == "error"
+    # Only the program whose status is the command's counts.
+    assert service.run("grep -q here README.md && ls missing-file")["status"] == "error"
+
+
 def test_not_a_git_repository_is_explained(service: ShellService) -> None:
     result = service.run("git status")
     assert result["status"] == "error"

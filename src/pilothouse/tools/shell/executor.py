@@ -57,6 +57,8 @@ class ExecutionResult:
     stderr_omitted_bytes: int = 0
     start_error: OSError | None = None
     failed_program: str | None = None
+    #: The program whose exit status is the command's (the last one that ran).
+    last_program: str | None = None
 
 
 class _CappedReader(threading.Thread):
@@ -253,6 +255,7 @@ def execute(
     timed_out = False
     start_error: OSError | None = None
     failed: str | None = None
+    last: str | None = None
     notes: list[str] = []
     try:
         for step in plan:
@@ -272,6 +275,7 @@ def execute(
                     cwd = step.chdir
                 continue
             try:
+                last = step.commands[-1].argv[0] if step.commands[-1].argv else None
                 status = run.pipeline(step.commands, cwd)
             except OSError as exc:
                 start_error, status = exc, 127 if isinstance(exc, FileNotFoundError) else 126
@@ -292,4 +296,5 @@ def execute(
         stderr_omitted_bytes=err_omitted,
         start_error=start_error,
         failed_program=failed,
+        last_program=last,
     )

@@ -24,6 +24,12 @@ from pilothouse.tools.shell.executor import ExecutionLimits, ExecutionResult, ex
 from pilothouse.tools.shell.policy import ShellPolicy
 
 Status = Literal["ok", "refused", "needs_approval", "error", "timeout"]
+#: Programs whose exit status 1, with nothing on stderr, is an answer, not a failure: a grep
+#: that matched no line, files that differ. Reported as an error, the local model "fixed" the
+#: arguments of a search that had simply found nothing.
+ANSWERING_STATUS_1 = {"grep": "no lines matched", "egrep": "no lines matched",
+                      "fgrep": "no lines matched", "diff": "the files differ",
+                      "cmp": "the files differ"}
 
 
 def _result(status: Status, decision: PolicyDecision | None, **fields: Any) -> dict[str, Any]:
@@ -204,6 +210,9 @@ class ShellService:
             return "timeout", f"killed after the {timeout:g} s timeout"
         if outcome.exit_code == 0:
             return "ok", ""
+        answer = ANSWERING_STATUS_1.get(os.path.basename(outcome.last_program or ""))
+        if outcome.exit_code == 1 and answer and not outcome.stderr.strip():
+            return "ok", answer
         tail = (
             self.redact(outcome.stderr.strip().splitlines()[-1]) if outcome.stderr.strip() else ""
         )

@@ -30,7 +30,8 @@ def command_view(payload: Mapping[str, Any]) -> str:
     if status == "ok":
         took = payload.get("duration_seconds")
         lines.append(f"`{command}` exited {payload.get('exit_code')}"
-                     + (f" ({took:.2f} s)" if isinstance(took, int | float) else "") + ".")
+                     + (f" ({took:.2f} s)" if isinstance(took, int | float) else "")
+                     + (f": {payload['reason']}." if payload.get("reason") else "."))
     elif payload.get("kind") == "EvidenceChanged":
         lines.append(f"**Not run:** `{command}`. {payload.get('reason', '')}".rstrip())
     elif status == "needs_approval":
@@ -48,7 +49,7 @@ def command_view(payload: Mapping[str, Any]) -> str:
         lines.append(_block(str(payload["stdout"])))
     if payload.get("stderr"):
         lines.append("stderr:\n" + _block(str(payload["stderr"])))
-    if status == "ok" and not payload.get("stdout") and not payload.get("stderr"):
+    if status == "ok" and not any(payload.get(k) for k in ("stdout", "stderr", "reason")):
         lines.append("(no output)")
     if payload.get("guidance"):
         lines.append(f"**What to do:** {payload['guidance']}")
