@@ -52,6 +52,10 @@ COMMAND, SHELL, PLAN, OPEN = "spelled", ("run_command",), ("propose_plan",), ()
     ("Which files are in the charts folder?", SHELL),
     ("Set the image tag to 1.4 in charts/api/values.yaml, run the linter, and push it",
      PLAN),
+    # A plan asked for by name, whatever the rest says; a program's "plan" is a command.
+    ("need a plan for adding a health endpoint, dont change anything yet", PLAN),
+    ("Rotate the signing key. Plan it first.", PLAN),
+    ("run terraform plan in infra", COMMAND),
     ("How does the scheduler pick the next job?", OPEN),
     ("Where is the cache invalidated?", OPEN),
     ("Find where the feature flags are loaded", OPEN),

@@ -15,8 +15,8 @@ so code decides *which tool* from the words and the model keeps the arguments:
   it says, and the `grep -rn` of a folder they ask to grep for a word (measured: a manifest's
   image was asked of a retrieval filtered to its path, one passage without the image line; a
   grep of a folder went to a file the model made up);
-- a task of several changing steps is offered `propose_plan` alone: the plan is approved
-  before anything runs;
+- a task of several changing steps, or a request that asks for a plan by name, is offered
+  `propose_plan` alone: the plan is approved before anything runs;
 - a request for a shell action (a command's name, a file shown whole, a count of lines or
   files, a size) is offered `run_command` alone (both by `agents.tool_hints`).
 
@@ -165,6 +165,19 @@ def changing_steps(question: str) -> int:
                for part in _STEP_BOUNDARY.split(question) if part.strip())
 
 
+#: "plan" as a word of the request, with the program before it when there is one
+#: ("terraform plan" is a command, not a request for a plan).
+_PLAN_WORD = re.compile(r"(?:(?P<program>[\w.-]+)\s+)?\bplan\b", re.IGNORECASE)
+
+
+def asks_for_plan(question: str) -> bool:
+    """Whether `question` asks for a plan by name ("plan it first", "need a plan for ..."):
+    the person says what they want before anything runs, and a plan is the answer the
+    seed's planning step gives, approved before any step runs."""
+    return any((m.group("program") or "").lower() not in PROGRAMS
+               for m in _PLAN_WORD.finditer(question))
+
+
 def asks_for_shell(question: str) -> bool:
     """Whether `question` asks for a shell action: a program by name, a file shown whole, a
     count of lines or files, a size."""
@@ -172,9 +185,11 @@ def asks_for_shell(question: str) -> bool:
                 or _MEASURE.search(question))
 
 
-#: The DevOps agent's first-call hints: several changing steps get the plan, a shell action
-#: the shell (a spelled command never reaches the model: `SpelledCommandMiddleware`).
-DEVOPS_HINTS = (ToolHint((PLAN_TOOL,), lambda question: changing_steps(question) >= 2),
+#: The DevOps agent's first-call hints: a plan asked for by name or several changing steps get
+#: the plan, a shell action the shell (a spelled command never reaches the model:
+#: `SpelledCommandMiddleware`).
+DEVOPS_HINTS = (ToolHint((PLAN_TOOL,), lambda question: asks_for_plan(question)
+                         or changing_steps(question) >= 2),
                 ToolHint((SHELL_TOOL,), asks_for_shell))
 
 
