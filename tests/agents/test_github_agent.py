@@ -101,15 +101,16 @@ async def test_a_repository_named_without_its_owner_gets_the_one_owner_the_token
                                settings=settings)
         async with open_github_toolkit(settings) as toolkit:
             graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
-            for thread, question in (("bare", "what waits for review in payments-api?"),
-                                     ("none", "what waits for review?")):
-                [e async for e in Conversation(graph, thread).ask(question)]
-            calls = [m.tool_calls[0]["args"] for thread in ("bare", "none")
-                     for m in (await graph.aget_state({"configurable": {"thread_id": thread}})
-                               ).values["messages"] if getattr(m, "tool_calls", None)]
+            conversation = Conversation(graph, "bare")
+            for question in ("what waits for review in payments-api?", "anything new there?"):
+                [e async for e in conversation.ask(question)]
+            calls = [m.tool_calls[0]["args"] for m in (await graph.aget_state(
+                {"configurable": {"thread_id": "bare"}})).values["messages"]
+                if getattr(m, "tool_calls", None)]
 
-    # Named or not, a repository the token sees under one owner is called by that owner
-    # (`agents.repository_owner`); only the first is told what the question's name is.
+    # Named in this turn or an earlier one, a repository the token sees under one owner is
+    # called by that owner (`agents.repository_owner`); only the turn that named it is told
+    # what the question's name is.
     assert calls == [{"owner": "acme-corp", "repo": "payments-api"},
                      {"owner": "acme-corp", "repo": "payments-api"}]
     # The first call of the turn that named it is told what the name is; no later call is.
@@ -124,18 +125,20 @@ async def test_a_repository_named_without_its_owner_gets_the_one_owner_the_token
 async def test_an_owner_that_holds_no_such_repository_becomes_the_one_that_does(
     make_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
 ) -> None:
-    # A schema's placeholder owner, on a turn's second call (after a first that failed), and
-    # a repository no owner holds, which is left for the tool to answer with near names.
+    # A repository no owner holds, left for the tool to answer; then a schema's placeholder
+    # owner on a later call, for a repository the person named.
     placeholder = tool_call("list_issues", owner="example-org", repo="payments-api")
     unknown = tool_call("list_issues", owner="example-org", repo="no-such-repository")
     with running_github_sandbox() as sandbox:
         settings = dataclasses.replace(make_settings(), github_api_url=sandbox.url,
                                        github_token=sandbox.token)
-        setup = scripted_setup([unknown, placeholder, "Here are the issues."],
+        setup = scripted_setup([unknown, "Not found.", placeholder, "Here are the issues."],
                                settings=settings)
         async with open_github_toolkit(settings) as toolkit:
             graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
-            events = [e async for e in Conversation(graph, "issues").ask("any open issues?")]
+            conversation = Conversation(graph, "issues")
+            [e async for e in conversation.ask("any open issues on no-such-repository?")]
+            events = [e async for e in conversation.ask("and on payments-api?")]
             calls = [m.tool_calls[0]["args"] for m in (await graph.aget_state(
                 {"configurable": {"thread_id": "issues"}})).values["messages"]
                 if getattr(m, "tool_calls", None)]
@@ -144,6 +147,30 @@ async def test_an_owner_that_holds_no_such_repository_becomes_the_one_that_does(
                      {"owner": "acme-corp", "repo": "payments-api"}]
     [answer] = [e.text for e in events if isinstance(e, Answer)]
     assert "acme-corp/payments-api" in answer
+
+
+async def test_a_call_about_a_repository_nobody_named_is_asked_again_without_such_tools(
+    make_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    # An example's repository for a question that names none: a guess, asked again.
+    guessed = tool_call("list_pull_requests", owner="example-org", repo="web-frontend")
+    search = tool_call("search_issues", query="is:issue is:open assignee:octocat")
+    with running_github_sandbox() as sandbox:
+        settings = dataclasses.replace(make_settings(), github_api_url=sandbox.url,
+                                       github_token=sandbox.token)
+        setup = scripted_setup([guessed, search, "Here are the tickets."], settings=settings)
+        async with open_github_toolkit(settings) as toolkit:
+            graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+            [e async for e in Conversation(graph, "tickets").ask(
+                "how many open tickets does octocat have across all our repos")]
+            calls = [m.tool_calls[0] for m in (await graph.aget_state(
+                {"configurable": {"thread_id": "tickets"}})).values["messages"]
+                if getattr(m, "tool_calls", None)]
+
+    assert [(c["name"], c["args"]) for c in calls] == [
+        ("search_issues", {"query": "is:issue is:open assignee:octocat"})]
+    again = {t["function"]["name"] for t in setup.chat_model.requests[1].tools}  # type: ignore[attr-defined]
+    assert "search_issues" in again and "list_pull_requests" not in again
 
 
 async def test_an_item_cited_as_hash_number_is_offered_the_tools_that_take_a_number(

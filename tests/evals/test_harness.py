@@ -175,28 +175,30 @@ def test_an_extra_agent_an_extra_call_and_a_guessed_name_each_fail_a_run(
     tmp_path: Path,
 ) -> None:
     # The case wants one listing from one agent; the model also asks another agent, which
-    # lists pull requests unasked, of an organisation the test split's world does not have.
-    # (A guessed application is not called at all: the agent asks its model again.)
-    case = next(c for c in load_cases([SPLIT_SOURCES["test"][0]]) if c.id == "tw-broken-now-a")
+    # lists pull requests unasked, of an organisation the dev world does not have. (An
+    # application or repository nobody named is not called at all: the agent asks its model
+    # again; so the extra call's repository is a word of the question.)
+    case = next(c for c in load_cases([SPLIT_SOURCES["dev"][0]])
+                if c.id == "heldout-argocd-whats-broken")
     wanted = case.turns[0].expect
     done = wanted.model_copy(update={
         "agents": [*wanted.agents, "github"],
         "tools": [*wanted.tools, ToolExpectation(name="list_pull_requests",
-                                                 args={"owner": "acme-corp",
-                                                       "repo": "payments-api"})]})
+                                                 args={"owner": "tidewater-labs",
+                                                       "repo": "everything"})]})
     turn = OracleTurn()
     oracle = OracleChatModel(turn=turn, counter=counter())
 
     def overdo(_: Turn) -> None:
         turn.expect = done
 
-    [result] = run(settings_in(tmp_path / "home"), oracle, [case], None, overdo, workspace=None)
+    [result] = run(settings_in(tmp_path / "home"), oracle, [case], None, overdo)
 
     failed = {c.name: c.detail for c in result.failed_checks}
     assert set(failed) == {"routing", "extra_calls", "names"}, failed
     assert failed["routing"] == "also asked: github"
     assert failed["extra_calls"].startswith("1 extra of 0 allowed")
-    assert "organisation 'acme-corp'" in failed["names"]
+    assert "organisation 'tidewater-labs'" in failed["names"]
     # What the case asked for was still done: only the extras failed it.
     assert {c.name for c in result.checks if c.passed} >= {"agents", "tools", "facts"}
 

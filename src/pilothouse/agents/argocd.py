@@ -249,7 +249,7 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
                                             SEARCH_TOOL: "query"},
                                   is_change=_is_change, preview_phrases=PREVIEW_PHRASES,
                                   filtered=("list_applications",),
-                                  about_one=ONE_APP_TOOLS),
+                                  about_one=dict.fromkeys(ONE_APP_TOOLS, "name")),
                               *evidence],
             inventory=Inventory([names]),
         )

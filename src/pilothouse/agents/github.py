@@ -106,8 +106,12 @@ async def open_github_toolkit(
                                                          REPOSITORY, one_repo,
                                                          subject=by_owner_and_repo,
                                                          narrow=False),
-                                        GroundedArgsMiddleware({}, GROUNDED_FILTERS,
-                                                               GROUNDED_NAMES),
+                                        # A repository nobody named is a guess (an
+                                        # example's): asked again without the tools
+                                        # about one repository.
+                                        GroundedArgsMiddleware(
+                                            {}, GROUNDED_FILTERS, GROUNDED_NAMES,
+                                            about_one=dict.fromkeys(one_repo, "repo")),
                                         GroundedSearchQueryMiddleware(),
                                         NumberedItemMiddleware(),
                                         RepositoryOwnerMiddleware(repositories)],

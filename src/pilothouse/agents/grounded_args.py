@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
@@ -118,11 +118,13 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
     health_status="Progressing")`, an example's filter). A call with no filter gets none:
     "are all the payments apps healthy?" must see the unhealthy ones too.
 
-    A call of a tool `about_one` resource whose subject nobody gave (no message has it, no
-    word the person wrote is close to it: a typo is still theirs to be answered with near
-    names) is a guess that no argument can mend: the model is asked again without those
-    tools. Measured: "which apps are degraded?" came as the events of `orders`, a word of a
-    few-shot example.
+    A call of a tool `about_one` resource (`about_one`: tool -> the argument naming it) whose
+    resource nobody gave (no message has it, no word the person wrote is close to it: a typo
+    is still theirs to be answered with near names) is a guess that no argument can mend: the
+    model is asked again without those tools. Measured: "which apps are degraded?" came as
+    the events of `orders`, a word of a few-shot example; "how many open tickets does <login>
+    have across all our repos" as the pull requests of `<login>/web-frontend`, an example's
+    repository.
     """
 
     def __init__(self, ids: Mapping[str, Sequence[str]],
@@ -131,7 +133,7 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
                  subjects: Mapping[str, str] | None = None,
                  is_change: Callable[[Mapping[str, Any]], bool] | None = None,
                  preview_phrases: Sequence[str] = (), filtered: Sequence[str] = (),
-                 about_one: Collection[str] = ()) -> None:
+                 about_one: Mapping[str, str] | None = None) -> None:
         super().__init__()
         self.ids = {tool: tuple(args) for tool, args in ids.items()}
         self.names = {tool: tuple(args) for tool, args in (names or {}).items()}
@@ -140,7 +142,7 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
         self.is_change = is_change
         self.preview_phrases = tuple(preview_phrases)
         self.filtered = frozenset(filtered)
-        self.about_one = frozenset(about_one)
+        self.about_one = dict(about_one or {})
 
     def _settled(self, call: Mapping[str, Any], messages: Sequence[BaseMessage],
                  misfiltered: bool) -> dict[str, Any]:
@@ -184,9 +186,8 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
 
     def _guessed(self, call: Mapping[str, Any], messages: Sequence[BaseMessage]) -> bool:
         """Whether `call` is about one resource nobody named (its subject given by no one)."""
-        subject = self.subjects.get(str(call["name"]))
-        value = call["args"].get(subject) if subject and call["name"] in self.about_one \
-            else None
+        subject = self.about_one.get(str(call["name"]))
+        value = call["args"].get(subject) if subject else None
         if not isinstance(value, str) or mentioned(value, messages):
             return False
         said = [word.text.lower() for m in messages if isinstance(m, HumanMessage)
@@ -205,8 +206,8 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
             return response
         tool = guesses[0]["name"]
         report(ContextAction("grounding", f"asked again without the tools about one resource: "
-                             f"{tool} was called for '{guesses[0]['args'][self.subjects[tool]]}',"
-                             " which nobody named", "grounded_ids", {"calls": len(guesses)}))
+                             f"{tool} was called for '{guesses[0]['args'][self.about_one[tool]]}'"
+                             ", which nobody named", "grounded_ids", {"calls": len(guesses)}))
         return await super().awrap_model_call(request.override(tools=offered), handler)
 
     def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
