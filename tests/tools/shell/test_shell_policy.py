@@ -281,6 +281,13 @@ def test_find_exec_of_a_read_only_command_runs_like_the_command_itself(workspace
     assert decide("find sub -name '*.py' -exec touch {} +", workspace) == "ask"
     assert decide("find sub -exec wc -l /etc/hosts {} +", workspace) == "ask"
     assert decide("find sub -execdir wc -l {} +", workspace) == "ask"
+    # A match spliced into a word names a file the policy cannot see: `.` is a match too,
+    # and `./../secret.txt` lies outside.
+    plain = workspace.parent / "plain"
+    plain.mkdir()
+    (plain / "a.txt").write_text("a\n")
+    assert decide("find . -exec cat {} +", plain) == "allow"
+    assert decide("find . -exec cat {}/../secret.txt \\;", plain) == "ask"
     # The files it opens follow links: one leaving the workspace needs a person.
     assert decide("find . -name '*.md' -exec wc -l {} +", workspace) == "ask"
     # Secret files among the matches: ask, unless the -name tests leave them out.

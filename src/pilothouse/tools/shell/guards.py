@@ -39,7 +39,9 @@ def _find(args: Sequence[str], ctx: GuardContext) -> list[Finding]:
         if arg in ("-exec", "-execdir", "-ok", "-okdir"):
             end = next((j for j in range(i + 1, len(args)) if args[j] in (";", "+")), len(args))
             inner = [a for a in args[i + 1 : end] if a != "{}"]
-            if arg == "-exec" and end < len(args):
+            # A match spliced into a word (`{}/../x`) names files the policy cannot see.
+            spliced = any("{}" in a for a in inner)
+            if arg == "-exec" and end < len(args) and not spliced:
                 found.extend(_find_exec(inner, starts or ["."], args, ctx))
             else:
                 found.append(runs("find " + arg, inner, ctx))
