@@ -245,6 +245,11 @@ def test_a_recursive_read_of_a_folder_holding_secrets_is_refused_with_its_repair
     assert decision.repaired == ("grep --exclude=.env --exclude=.netrc --exclude-dir=.ssh "
                                  "-rn password .")
     assert decide(decision.repaired, workspace) == "allow"
+    # However the option is spelled: getopt takes an unambiguous abbreviation.
+    for spelled in ("grep --recur password .", "grep --derefer password .",
+                    "grep -d recurse password .", "grep --directories=rec password .",
+                    "diff --recursive sub .git"):
+        assert decide(spelled, workspace) == "deny", spelled
     # What the command itself leaves out is not read.
     assert decide("grep -rn --include='*.md' password .", workspace) == "allow"
     assert decide("grep -rn password .git", workspace) == "allow"

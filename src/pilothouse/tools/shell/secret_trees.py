@@ -100,21 +100,31 @@ _LONG_VALUED = frozenset({"--include", "--exclude", "--exclude-dir", "--director
                           "--exclude-from", "--regexp", "--file", "--max-count"})
 
 
+def _spelled(given: str, option: str, unique_from: int) -> bool:
+    """Whether `given` is `option` or an abbreviation getopt accepts for it (its first
+    `unique_from` characters or more: `--recur` is grep's `--recursive`)."""
+    return len(given) >= unique_from and option.startswith(given)
+
+
 def recursive_read(name: str, args: Sequence[str]) -> RecursiveRead | None:
     """How `name args` reads every file under its folders; None when it does not."""
     options = _options(name, args)
     keys = {option for option, _ in options}
     if name in _GREPS:
-        recurse = {"-r", "-R", "--recursive", "--dereference-recursive"} & keys or {
-            f"{o} {v}" for o, v in options if o in ("-d", "--directories") and v == "recurse"}
+        # grep reads "recurse" from `-d` by its shortest unique abbreviation too.
+        recurse = {"-r", "-R"} & keys | {
+            o for o in keys if _spelled(o, "--recursive", 5)
+            or _spelled(o, "--dereference-recursive", 5)} | {
+            f"{o} {v}" for o, v in options if (o == "-d" or _spelled(o, "--directories", 4))
+            and _spelled(v, "recurse", 3)}
         if not recurse:
             return None
         skips = Skips(include=tuple(v for o, v in options if o == "--include"),
                       exclude=tuple(v for o, v in options if o == "--exclude"),
                       exclude_dirs=tuple(v for o, v in options if o == "--exclude-dir"))
-        follows = bool({"-R", "--dereference-recursive"} & keys)
+        follows = "-R" in keys or any(_spelled(o, "--dereference-recursive", 5) for o in keys)
         return RecursiveRead(sorted(recurse)[0], skips, follows, "--exclude", "--exclude-dir")
-    if name == "diff" and {"-r", "--recursive"} & keys:
+    if name == "diff" and ("-r" in keys or any(_spelled(o, "--recursive", 5) for o in keys)):
         excluded = tuple(v for o, v in options if o in ("-x", "--exclude"))
         return RecursiveRead("-r", Skips(exclude=excluded, exclude_dirs=excluded),
                              "--no-dereference" not in keys, "--exclude", "--exclude")
