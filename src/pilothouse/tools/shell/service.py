@@ -25,8 +25,8 @@ from pilothouse.tools.shell.policy import ShellPolicy
 
 Status = Literal["ok", "refused", "needs_approval", "error", "timeout"]
 #: Programs whose exit status 1, with nothing on stderr, is an answer, not a failure: a grep
-#: that matched no line, files that differ. Reported as an error, the local model "fixed" the
-#: arguments of a search that had simply found nothing.
+#: that matched no line, files that differ. Reported as an error, its guidance told the model
+#: to fix the arguments of a search that had simply found nothing.
 ANSWERING_STATUS_1 = {"grep": "no lines matched", "egrep": "no lines matched",
                       "fgrep": "no lines matched", "diff": "the files differ",
                       "cmp": "the files differ"}
