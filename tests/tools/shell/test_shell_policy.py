@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -269,13 +272,74 @@ def test_a_recursive_read_follows_links_only_when_the_command_does(workspace: Pa
 
 
 def test_a_tree_too_large_to_walk_is_not_taken_for_one_without_secrets(workspace: Path) -> None:
-    from pilothouse.tools.shell.secret_trees import Skips, secrets_under
+    from pilothouse.tools.shell.tree_walk import Skips, walk_tree
 
     for name in ("a", "b", "c", "d"):
         (workspace / "sub" / name).write_text("")
     policy = ShellPolicy(workspace, env=ENV)
-    assert secrets_under(workspace / "sub", policy.workspace, Skips(), False, limit=3) == 4
-    assert secrets_under(workspace / "sub", policy.workspace, Skips(), False) == []
+    cut = walk_tree(workspace / "sub", policy.workspace, Skips(), False, limit=3)
+    assert cut.too_large and cut.walked == 4
+    whole = walk_tree(workspace / "sub", policy.workspace, Skips(), False)
+    assert not whole.too_large and whole.secrets == ()
+
+
+def test_a_recursive_read_walks_each_start_folder_once(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The link check and the secret check of `grep -R` read the same tree: walking it twice
+    # doubled the cost of the policy on every large checkout.
+    (workspace / "sub" / "deep").mkdir()
+    (workspace / "sub" / "deep" / "a.py").write_text("x\n")
+    (workspace / "sub" / "deep" / "up").symlink_to(workspace / "sub", target_is_directory=True)
+    scanned: Counter[str] = Counter()
+    scandir = os.scandir
+
+    def counting(path: str) -> Iterator[os.DirEntry[str]]:
+        scanned[os.path.realpath(path)] += 1
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", counting)
+    for command in ("grep -R x sub", "grep -Rn --include='*.py' x sub .git",
+                    "find -L sub -name x", "find sub -exec wc -l {} +",
+                    "find sub -name '*.py' -exec wc -l {} +"):
+        scanned.clear()
+        assert decide(command, workspace) == "allow", command
+        assert scanned[str(workspace / "sub" / "deep")] == 1, (command, scanned)
+        assert max(scanned.values()) == 1, (command, scanned)
+
+
+def test_a_link_that_leaves_is_found_however_the_option_is_spelled(workspace: Path) -> None:
+    (workspace / "sub" / "up").symlink_to(workspace.parent / "outside",
+                                          target_is_directory=True)
+    # getopt takes an unambiguous abbreviation: `--derefer` follows links as `-R` does.
+    for command in ("grep -R x sub", "grep --derefer x sub", "grep --dereference-rec x sub",
+                    "diff -r sub .git", "diff --recur sub .git", "find -L sub -name x"):
+        decision = check_command(command, workspace=workspace, env=ENV)
+        assert decision.needs_approval, command
+        assert f"{workspace / 'sub' / 'up'} to {workspace.parent / 'outside'}, outside the " \
+            "workspace" in decision.reason, (command, decision.reason)
+    # A link the command does not follow is not read through.
+    assert decide("grep -r x sub", workspace) == "allow"
+    assert decide("diff -r --no-dereference sub .git", workspace) == "allow"
+    # Nor is one in a folder the command does not enter; one it meets but would not open by
+    # name still asks (how each tool matches names is not the policy's to stake a read on).
+    assert decide("grep -R --exclude-dir=up --exclude=up x sub", workspace) == "ask"
+    (workspace / "sub" / "vendor").mkdir()
+    (workspace / "sub" / "up").rename(workspace / "sub" / "vendor" / "up")
+    assert decide("grep -R x sub", workspace) == "ask"
+    assert decide("grep -R --exclude-dir=vendor x sub", workspace) == "allow"
+
+
+def test_a_link_out_and_a_secret_beyond_it_are_both_found_in_one_walk(workspace: Path) -> None:
+    (workspace.parent / "outside" / ".env").write_text("TOKEN=x\n")
+    (workspace / "sub" / "up").symlink_to(workspace.parent / "outside",
+                                          target_is_directory=True)
+    decision = check_command("grep -R TOKEN sub", workspace=workspace, env=ENV)
+    # The walk goes on past the link that leaves: the secret beyond it refuses the command
+    # (a question alone would let a person approve reading it).
+    assert decision.denied
+    assert decision.reason == "grep -R would read .env, which holds secrets"
+    assert decision.repaired == "grep --exclude=.env -R TOKEN sub"
 
 
 def test_find_exec_of_a_read_only_command_runs_like_the_command_itself(workspace: Path) -> None:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from pilothouse.tools.shell.paths import Access, Action
 
 if TYPE_CHECKING:
-    from pilothouse.tools.shell.secret_trees import Skips
+    from pilothouse.tools.shell.tree_walk import Skips, TreeWalk
 
 SEVERITY: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
 NO_CODE = "Use the plain command without this option."
@@ -29,15 +28,14 @@ class Finding:
 
 
 class GuardContext(Protocol):
-    """What a guard may ask of the policy: judge an inner command, a script, a path, the
-    symlinks under a folder a command reads recursively through its links, and the secret
-    files a recursive read of a folder would open."""
+    """What a guard may ask of the policy: judge an inner command, a script, a path, and
+    walk the tree under a folder the way a recursive read opens it (the links leaving the
+    workspace and the secret files it meets: one walk serves every check of a command)."""
 
     def check_argv(self, argv: Sequence[str]) -> Finding: ...
     def check_script(self, script: str) -> Finding: ...
     def path(self, value: str, access: Access, command: str) -> Finding: ...
-    def links(self, value: str, command: str) -> Finding: ...
-    def secrets(self, value: str, skips: Skips, follows_links: bool) -> list[Path] | int: ...
+    def tree(self, value: str, skips: Skips, follows_links: bool) -> TreeWalk: ...
 
 
 Guard = Callable[[Sequence[str], GuardContext], list[Finding]]

@@ -22,10 +22,11 @@ from pilothouse.tools.shell.findings import (
     runs,
 )
 from pilothouse.tools.shell.git_guard import git_guard
-from pilothouse.tools.shell.links import link_findings
+from pilothouse.tools.shell.links import link_finding, link_findings
 from pilothouse.tools.shell.paths import NEUTRAL_PATHS
 from pilothouse.tools.shell.scripts import ScriptEffects, awk_effects, sed_effects
-from pilothouse.tools.shell.secret_trees import Skips, secret_findings
+from pilothouse.tools.shell.secret_trees import secret_findings
+from pilothouse.tools.shell.tree_walk import Skips
 
 
 def _find(args: Sequence[str], ctx: GuardContext) -> list[Finding]:
@@ -74,13 +75,14 @@ def _find_exec(inner: Sequence[str], starts: Sequence[str], args: Sequence[str],
     if verdict is None or verdict.action != "allow":
         return [runs("find -exec", inner, ctx)]
     opened = [ctx.path(s, "read", what) for s in starts]
-    opened += [ctx.links(s, what) for s in starts]
-    names = _only_names(args)
-    for start in starts:
-        secrets = ctx.secrets(start, Skips(include=names), True)
-        if isinstance(secrets, int) or secrets:
-            shown = "files too many to check" if isinstance(secrets, int) else ", ".join(
-                sorted({p.name for p in secrets})[:5]) + ", which hold secrets"
+    # `-name` narrows the files opened, not the folders entered, so the links the walk
+    # judges are the ones a walk without it would meet: one walk serves both checks.
+    walks = [ctx.tree(s, Skips(include=_only_names(args)), True) for s in starts]
+    opened += [link_finding(what, walk) for walk in walks]
+    for walk in walks:
+        if walk.too_large or walk.secrets:
+            shown = "files too many to check" if walk.too_large else ", ".join(
+                sorted({p.name for p in walk.secrets})[:5]) + ", which hold secrets"
             opened.append(Finding("ask", f"{what} would open {shown}",
                                   "Leave the secret files out with -name, or name the files."))
     found = combine(opened)

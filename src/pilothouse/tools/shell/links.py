@@ -4,89 +4,43 @@ A path argument is resolved before the policy decides, so `cat link/secret` coun
 the link points at. A recursive command that follows links (`grep -R`, `find -L`, `diff -r`,
 `tree -l`, `du -L`, `ls -RL`) reads whatever the links under its start folders point at, which
 no argument shows. So for those, the tree under each start folder inside the workspace is
-walked (following the links that stay inside, as the command would) and the first link that
-leaves the workspace makes the command wait for a person, with the link and its target shown.
+walked as the command reads it (`tree_walk`, the walk the secret check shares) and the first
+link that leaves the workspace makes the command wait for a person, with the link and its
+target shown.
 Options that read the names of the files to open from a file (`--files0-from`) cannot be
 checked at all and always ask.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
 
 from pilothouse.tools.shell.arguments import path_roles
 from pilothouse.tools.shell.findings import Finding, GuardContext
-from pilothouse.tools.workspace_jail import WorkspaceJail
-
-#: Entries a check walks before giving up (and asking): a bound on the policy's own cost.
-MAX_WALKED = 20_000
+from pilothouse.tools.shell.secret_trees import recursive_read
+from pilothouse.tools.shell.tree_walk import Skips, TreeWalk
 
 
-@dataclass(frozen=True)
-class Escape:
-    """A symlink under a start folder whose target lies outside the workspace."""
-
-    link: Path
-    target: Path
-
-
-def escaping_link(start: Path, jail: WorkspaceJail,
-                  limit: int = MAX_WALKED) -> Escape | int | None:
-    """The first link under `start` (a resolved folder inside the jail) that leaves the jail.
-
-    Links that stay inside are followed, as the command would; each real folder is walked once.
-    Returns the escape, None when there is none, or the walk's size when it reached `limit`.
-    """
-    pending = [start]
-    seen: set[Path] = set()
-    walked = 0
-    while pending:
-        folder = pending.pop()
-        real = Path(os.path.realpath(folder))
-        if real in seen:
-            continue
-        seen.add(real)
-        try:
-            entries = list(os.scandir(real))
-        except OSError:  # unreadable for us: the command cannot read it either
-            continue
-        for entry in entries:
-            walked += 1
-            if walked > limit:
-                return walked
-            if entry.is_symlink():
-                target = Path(os.path.realpath(entry.path))
-                if not jail.contains(target):
-                    return Escape(Path(entry.path), target)
-                if target.is_dir():
-                    pending.append(target)
-            elif entry.is_dir(follow_symlinks=False):
-                pending.append(Path(entry.path))
-    return None
-
-
-def link_finding(command: str, start: Path, jail: WorkspaceJail) -> Finding:
-    """Allow when no link under `start` leaves the workspace; otherwise ask, showing it."""
-    if not start.is_dir() or not jail.contains(start):
-        return Finding("allow", "")  # a file, or outside: the path check covers it
-    found = escaping_link(start, jail)
-    if found is None:
-        return Finding("allow", "")
-    if isinstance(found, int):
+def link_finding(command: str, walk: TreeWalk) -> Finding:
+    """Allow when no link under the walked folder leaves the workspace; otherwise ask,
+    showing it."""
+    if not walk.inside:
+        return Finding("allow", "")  # outside: the path check covers it
+    if walk.escape is not None:
         return Finding(
             "ask",
-            f"{command} follows symlinks under {start}, a tree too large to check for links "
-            "that leave the workspace",
+            f"{command} follows the symlink {walk.escape.link} to {walk.escape.target}, "
+            "outside the workspace",
+            "Drop the option that follows symlinks, or ask the user to approve reading there.",
+        )
+    if walk.too_large:
+        return Finding(
+            "ask",
+            f"{command} follows symlinks under {walk.start}, a tree too large to check for "
+            "links that leave the workspace",
             "Drop the option that follows symlinks, or ask the user to approve.",
         )
-    return Finding(
-        "ask",
-        f"{command} follows the symlink {found.link} to {found.target}, outside the workspace",
-        "Drop the option that follows symlinks, or ask the user to approve reading there.",
-    )
+    return Finding("allow", "")
 
 
 def _short_flags(args: Sequence[str]) -> set[str]:
@@ -150,11 +104,16 @@ def link_findings(name: str, args: Sequence[str], ctx: GuardContext) -> list[Fin
             "ask", f"{name} {option} opens the files another file names, which the policy "
             "cannot check", "Name the files on the command line instead."))
     option = follows_links(name, args)
+    skips = Skips()
+    # grep and diff: the walk their secret check makes (`secret_trees`) serves here too, so
+    # it skips what they skip; and getopt's abbreviations (`--derefer`) follow links as well.
+    if (read := recursive_read(name, args)) is not None and read.follows_links:
+        option, skips = option or read.option, read.skips
     if option is None:
         return found
     starts = [v for v in path_roles(name, args).reads if not v.startswith("-")]
     what = f"{name} {option}"
-    found.extend(ctx.links(start, what) for start in starts or ["."])
+    found.extend(link_finding(what, ctx.tree(start, skips, True)) for start in starts or ["."])
     return found
 
 

@@ -33,12 +33,11 @@ from pilothouse.tools.shell.expansion import (
     expansion_variables,
 )
 from pilothouse.tools.shell.findings import Finding, combine
-from pilothouse.tools.shell.links import link_finding
 from pilothouse.tools.shell.paths import Access, Workspace
 from pilothouse.tools.shell.repair import describe_repairs, quoting_repairs
 from pilothouse.tools.shell.rules import RuleSet, load_rules_file
-from pilothouse.tools.shell.secret_trees import Skips, secrets_under
 from pilothouse.tools.shell.syntax import Redirect, ShellSyntaxError, SimpleCommand, parse
+from pilothouse.tools.shell.tree_walk import Skips, TreeWalk, walk_tree
 
 DOWNLOADERS = frozenset({
     "curl", "wget", "fetch", "aria2c", "nc", "ncat", "socat", "ftp", "tftp", "http", "https",
@@ -238,10 +237,13 @@ class ShellPolicy:
 class _Evaluator:
     """Judges one argv in one directory; also the GuardContext guards call back into."""
 
-    def __init__(self, policy: ShellPolicy, cwd: Path, depth: int) -> None:
+    def __init__(self, policy: ShellPolicy, cwd: Path, depth: int,
+                 walks: dict[tuple[Path, Skips, bool], TreeWalk] | None = None) -> None:
         self.policy = policy
         self.cwd = cwd
         self.depth = depth
+        # Shared by the checks of this command and those it runs; the next command walks anew.
+        self.walks = {} if walks is None else walks
 
     def evaluate(self, argv: Sequence[str]) -> list[Finding]:
         name = self.policy.command_name(argv[0], self.cwd)
@@ -261,7 +263,7 @@ class _Evaluator:
     def check_argv(self, argv: Sequence[str]) -> Finding:
         if self.depth >= _MAX_DEPTH:
             return Finding("deny", "commands nested too deeply to check")
-        return combine(_Evaluator(self.policy, self.cwd, self.depth + 1).evaluate(argv))
+        return combine(_Evaluator(self.policy, self.cwd, self.depth + 1, self.walks).evaluate(argv))
 
     def check_script(self, script: str) -> Finding:
         if self.depth >= _MAX_DEPTH:
@@ -277,13 +279,12 @@ class _Evaluator:
         verdict = self.policy.workspace.verdict(value, self.cwd, access, command=command)
         return Finding(verdict.action, verdict.reason, verdict.suggestion)
 
-    def links(self, value: str, command: str) -> Finding:
-        workspace = self.policy.workspace
-        return link_finding(command, workspace.resolve(value, self.cwd), workspace)
-
-    def secrets(self, value: str, skips: Skips, follows_links: bool) -> list[Path] | int:
-        workspace = self.policy.workspace
-        return secrets_under(workspace.resolve(value, self.cwd), workspace, skips, follows_links)
+    def tree(self, value: str, skips: Skips, follows_links: bool) -> TreeWalk:
+        start = self.policy.workspace.resolve(value, self.cwd)
+        key = (start, skips, follows_links)
+        if key not in self.walks:
+            self.walks[key] = walk_tree(start, self.policy.workspace, skips, follows_links)
+        return self.walks[key]
 
 
 def check_command(

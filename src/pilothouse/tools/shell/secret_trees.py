@@ -4,12 +4,12 @@
 password .` opened `.env`, `.netrc` and a `*.pem` key and printed what matched, with no
 approval: the output redactor catches assignment-shaped values, not a `.netrc` password or
 the lines of a private key (measured). The path check sees the folder `.`, not the files a
-recursive read opens, so the tree under each start folder is walked (bounded, as for
-symlinks: `links.MAX_WALKED`), skipping what the command itself skips (grep's `--include`,
-`--exclude` and `--exclude-dir`, diff's `--exclude`). A secret file in it refuses the
-command, and the refusal carries the repair: the same command with each secret excluded by
-name (`Finding.repair`), which the shell service checks again and runs instead. A tree too
-large to walk asks a person.
+recursive read opens, so the tree under each start folder is walked (`tree_walk`, the walk
+the symlink check shares: bounded, following links only when the command does), skipping
+what the command itself skips (grep's `--include`, `--exclude` and `--exclude-dir`, diff's
+`--exclude`: `Skips`). A secret file in it refuses the command, and the refusal carries the
+repair: the same command with each secret excluded by name (`Finding.repair`), which the
+shell service checks again and runs instead. A tree too large to walk asks a person.
 
 Readers: `grep -r`/`-R`/`-d recurse` (and `egrep`, `fgrep`), `diff -r`, and what `find -exec`
 runs (`guards._find`). `git grep` and other git commands read what git tracks: a secret
@@ -18,45 +18,20 @@ committed to git is git's to expose, and is left to the person.
 
 from __future__ import annotations
 
-import fnmatch
 import glob
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pilothouse.tools.shell.arguments import path_roles
 from pilothouse.tools.shell.findings import Finding, GuardContext
-from pilothouse.tools.shell.links import MAX_WALKED
-from pilothouse.tools.shell.paths import Workspace
+from pilothouse.tools.shell.tree_walk import Skips
 
 #: Secret names a repair excludes one by one; past this many the refusal only says so.
 MAX_EXCLUDED = 12
 _GREPS = frozenset({"grep", "egrep", "fgrep"})
 #: Short options that take a value (the rest of the cluster, or the next argument).
 _VALUED = {"grep": "efmABCdD", "diff": "xXIFLSCUWD"}
-
-
-@dataclass(frozen=True)
-class Skips:
-    """What a recursive read leaves unopened, by base name (fnmatch globs)."""
-
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    exclude_dirs: tuple[str, ...] = ()
-
-    def opens(self, name: str, is_dir: bool) -> bool:
-        """Whether the command opens (a file) or enters (a folder) called `name`.
-
-        A name both included and excluded counts as opened: which wins depends on the
-        options' order, and the walk errs toward reading."""
-        def matches(patterns: Sequence[str]) -> bool:
-            return any(fnmatch.fnmatchcase(name, p) for p in patterns)
-        if is_dir:
-            return not matches(self.exclude_dirs)
-        if self.include and not matches(self.include):
-            return False
-        return not (matches(self.exclude) and not matches(self.include))
 
 
 @dataclass(frozen=True)
@@ -131,52 +106,6 @@ def recursive_read(name: str, args: Sequence[str]) -> RecursiveRead | None:
     return None
 
 
-def secrets_under(start: Path, workspace: Workspace, skips: Skips, follows_links: bool,
-                  limit: int = MAX_WALKED) -> list[Path] | int:
-    """The secret files under `start` that a recursive read would open (a secret folder
-    stands for the files it opens in it), or the number of entries walked when that passed
-    `limit`.
-
-    Links found in the tree are followed only by a command that follows them (`grep -R`,
-    `diff -r`; `grep -r` skips them); a link counts as secret by its name or its target."""
-    found: dict[Path, None] = {}
-    # Each folder to walk, with the secret folder it lies in (None: not in one).
-    pending: list[tuple[Path, Path | None]] = [(start, None)] if start.is_dir() else []
-    seen: set[str] = set()
-    walked = 0
-    while pending:
-        folder, secret_folder = pending.pop()
-        real = os.path.realpath(folder)
-        if real in seen:
-            continue
-        seen.add(real)
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:  # unreadable for us: the command cannot read it either
-            continue
-        for entry in entries:
-            walked += 1
-            if walked > limit:
-                return walked
-            link = entry.is_symlink()
-            if link and not follows_links:
-                continue
-            try:
-                is_dir = entry.is_dir()
-            except OSError:
-                continue
-            if not skips.opens(entry.name, is_dir):
-                continue
-            path = Path(entry.path)
-            secret = secret_folder or (path if workspace.is_secret(path) or (
-                link and workspace.is_secret(Path(os.path.realpath(path)))) else None)
-            if is_dir:
-                pending.append((path, secret))
-            elif secret is not None:
-                found[secret] = None
-    return list(found)
-
-
 def secret_findings(name: str, args: Sequence[str], ctx: GuardContext,
                     read: RecursiveRead | None = None) -> list[Finding]:
     """The refusal of a recursive read that would open secret files (with its repair), or a
@@ -188,12 +117,12 @@ def secret_findings(name: str, args: Sequence[str], ctx: GuardContext,
     starts = [v for v in path_roles(name, args).reads if not v.startswith("-")] or ["."]
     secrets: list[Path] = []
     for start in starts:
-        found = ctx.secrets(start, read.skips, read.follows_links)
-        if isinstance(found, int):
+        walk = ctx.tree(start, read.skips, read.follows_links)
+        if walk.too_large:
             return [Finding("ask", f"{what} reads every file under {start}, a tree too large "
                             "to check for secret files",
                             "Search a smaller folder, or ask the user to approve.")]
-        secrets.extend(found)
+        secrets.extend(walk.secrets)
     if not secrets:
         return []
     names = sorted({p.name for p in secrets})
