@@ -45,6 +45,13 @@ def an_app(settings: Settings) -> str:
     return str(answer["items"][0]["metadata"]["name"])
 
 
+def an_applicationset(settings: Settings) -> str:
+    """An ApplicationSet of the sandbox (read over HTTP, not assumed)."""
+    answer = httpx.get(f"{settings.argocd_url}/api/v1/applicationsets",
+                       headers={"Authorization": f"Bearer {settings.argocd_token}"}).json()
+    return str(answer["items"][0]["metadata"]["name"])
+
+
 async def run(graph: Any, question: str, thread: str = "t") -> list[Event]:
     return [e async for e in Conversation(graph, thread).ask(question)]
 
@@ -290,6 +297,31 @@ async def test_a_question_naming_one_project_lists_that_projects_applications(
     assert "| payments |" in answer and "| Degraded |" in answer
     state = await graph.aget_state({"configurable": {"thread_id": "p-word"}})
     assert state.values["messages"][1].tool_calls[0]["args"] == {"page": 1}
+
+
+async def test_a_question_naming_an_applicationset_searches_for_its_applications(
+    argocd_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    settings = argocd_settings()
+    appset = an_applicationset(settings)
+    # The model searches for an example's word: the search is for the set the person named.
+    setup = scripted_setup([tool_call("search_argocd_resources", query="payments"), LEAD],
+                           window=32_000, settings=settings)
+    async with open_argocd_toolkit(settings) as toolkit:
+        graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+        events = await run(graph, f"are the {appset.upper()} apps healthy?", "set-1")
+
+    first = setup.chat_model.requests[0]  # type: ignore[attr-defined]
+    # Only the tools over many: no application is called by the set's name.
+    assert {t["function"]["name"] for t in first.tools} == {
+        "list_applications", "list_applicationsets", "search_argocd_resources"}
+    assert first.tool_choice == "required"
+    assert f"is an Argo CD ApplicationSet ({appset})" in str(first.messages[-1].content)
+    state = await graph.aget_state({"configurable": {"thread_id": "set-1"}})
+    [call] = state.values["messages"][1].tool_calls
+    assert call == {**call, "name": "search_argocd_resources", "args": {"query": appset}}
+    [answer] = [e.text for e in events if isinstance(e, Answer)]
+    assert f"for '{appset}'" in answer
 
 
 async def test_a_call_about_one_app_nobody_named_is_asked_again_without_such_tools(

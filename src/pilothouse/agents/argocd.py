@@ -28,7 +28,7 @@ from pilothouse.agents.inventory import (
     ArgoCDNames,
     Inventory,
 )
-from pilothouse.agents.named_scope import OneNamedResource, by_project
+from pilothouse.agents.named_scope import OneNamedResource, by_project, by_query
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.config import Settings
 from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
@@ -243,6 +243,9 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
                                                PROJECT_TOOLS, subject=by_project,
                                                offered_with=(SEARCH_TOOL,),
                                                adds_subject=False),
+                              # Inside both: an application or a project named decides first.
+                              OneNamedResource(names, APPLICATIONSET, (SEARCH_TOOL,),
+                                               subject=by_query, offered_with=PROJECT_TOOLS),
                               GroundedArgsMiddleware(
                                   GROUNDED_IDS, GROUNDED_FILTERS, GROUNDED_NAMES,
                                   subjects={**dict.fromkeys(ONE_APP_TOOLS, "name"),

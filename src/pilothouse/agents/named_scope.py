@@ -12,7 +12,11 @@ not one the model filled in. A question naming one project and no application is
 applications: its first call is offered the tools over many (the project's listings and the
 search, since a project's name can be an ordinary word: "search", "default"), and a project
 filter the model gives is spelled as the inventory spells it. Whether to filter by the project
-stays the model's: "the full inventory" names no project called "inventory".
+stays the model's: "the full inventory" names no project called "inventory". A question
+naming one ApplicationSet and no application is about the applications it generates, many
+and none of them called by the set's name: its first call is offered the same tools over many,
+and the search is for the set's name (measured on dev questions: "are the <set> apps
+healthy?" came as `get_application(name=<set>)`, an application that does not exist).
 
 A question naming no application, or several, is left as it is: a typo is not a name here, so
 the tools themselves answer it with the closest names ("did you mean"); several are the
@@ -52,6 +56,11 @@ def by_name(name: str) -> dict[str, str]:
 def by_project(name: str) -> dict[str, str]:
     """A project's listings filter by `project`."""
     return {"project": name}
+
+
+def by_query(name: str) -> dict[str, str]:
+    """A search for a group's resources searches for its name."""
+    return {"query": name}
 
 
 def by_owner_and_repo(name: str) -> dict[str, str]:
