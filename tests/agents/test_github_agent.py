@@ -11,7 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pilothouse.agents.factory import AgentFactory
 from pilothouse.agents.github import open_github_toolkit
 from pilothouse.config import Settings
-from pilothouse.context.rewrite import TURN_NOTE
+from pilothouse.context.rewrite import ANSWERS_NOTE, TURN_NOTE
 from pilothouse.models.registry import ModelSetup
 from pilothouse.runtime.events import Answer, ContextNote
 from pilothouse.runtime.session import Conversation
@@ -171,6 +171,32 @@ async def test_a_call_about_a_repository_nobody_named_is_asked_again_without_suc
         ("search_issues", {"query": "is:issue is:open assignee:octocat"})]
     again = {t["function"]["name"] for t in setup.chat_model.requests[1].tools}  # type: ignore[attr-defined]
     assert "search_issues" in again and "list_pull_requests" not in again
+
+
+async def test_a_question_saying_its_repository_is_about_the_one_the_answers_before_name(
+    make_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    # The supervisor passes on what Argo CD answered: the app's source, as a web address.
+    question = ("what PRs r open on its repo?" + TURN_NOTE + ANSWERS_NOTE
+                + "| name | repo |\n| shop-production | https://github.com/acme-corp/"
+                  "payments-api.git |")
+    guessed = tool_call("list_pull_requests", owner="example-org", repo="web-frontend")
+    with running_github_sandbox() as sandbox:
+        settings = dataclasses.replace(make_settings(), github_api_url=sandbox.url,
+                                       github_token=sandbox.token)
+        setup = scripted_setup([guessed, "Here they are."], settings=settings)
+        async with open_github_toolkit(settings) as toolkit:
+            graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+            events = [e async for e in Conversation(graph, "its").ask(question)]
+            [call] = [m.tool_calls[0] for m in (await graph.aget_state(
+                {"configurable": {"thread_id": "its"}})).values["messages"]
+                if getattr(m, "tool_calls", None)]
+
+    # Respelled as the repository the answer names, not asked again as a guess.
+    assert call["args"] == {"owner": "acme-corp", "repo": "payments-api"}
+    assert len(setup.chat_model.requests) == 2  # type: ignore[attr-defined]
+    assert any(isinstance(e, Answer) and "pull requests in acme-corp/payments-api" in e.text
+               for e in events)
 
 
 async def test_an_item_cited_as_hash_number_is_offered_the_tools_that_take_a_number(

@@ -340,3 +340,13 @@ async def test_argocd_names_answer_a_turns_lookups_of_a_word_from_one_scan(
     monkeypatch.setattr(ArgoCDNames, "REUSE_SECONDS", 0.0)
     with pytest.raises(PilothouseError):
         await names.resolve(question)
+
+
+def test_a_web_address_names_the_owner_and_name_in_its_path() -> None:
+    text = ("source https://github.com/acme/shop-config.git, rev 1a2b3c4; "
+            "see http://git.example.test/team/api.")
+    words = [c.text for c in candidates(text)]
+    assert "acme/shop-config" in words and "team/api" in words
+    # Where the address stands, so a mention is placed in the question.
+    [where] = [c.start for c in candidates(text) if c.text == "acme/shop-config"]
+    assert text[where:].startswith("acme/shop-config")

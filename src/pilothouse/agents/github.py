@@ -102,16 +102,18 @@ async def open_github_toolkit(
         # evaluation questions from memory ("error: Too many requests", PR counts it made up).
         yield Toolkit(name="github", prompt=GITHUB_SYSTEM_PROMPT, tools=tools,
                       extra_middleware=[ToolChoiceMiddleware(ANSWERING_TOOLS),
+                                        # A repository nobody named is a guess (an
+                                        # example's): asked again without the tools
+                                        # about one repository. Outside the scope below,
+                                        # which respells a guess of the one repository
+                                        # the question names, so that is never re-asked.
+                                        GroundedArgsMiddleware(
+                                            {}, GROUNDED_FILTERS, GROUNDED_NAMES,
+                                            about_one=dict.fromkeys(one_repo, "repo")),
                                         OneNamedResource(repositories,
                                                          REPOSITORY, one_repo,
                                                          subject=by_owner_and_repo,
                                                          narrow=False),
-                                        # A repository nobody named is a guess (an
-                                        # example's): asked again without the tools
-                                        # about one repository.
-                                        GroundedArgsMiddleware(
-                                            {}, GROUNDED_FILTERS, GROUNDED_NAMES,
-                                            about_one=dict.fromkeys(one_repo, "repo")),
                                         GroundedSearchQueryMiddleware(),
                                         NumberedItemMiddleware(),
                                         RepositoryOwnerMiddleware(repositories)],

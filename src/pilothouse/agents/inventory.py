@@ -37,6 +37,10 @@ log = logging.getLogger("pilothouse.agents.inventory")
 
 #: A word that could be a name: letters, digits and the characters names join parts with.
 _CANDIDATE = re.compile(r"(?<![\w./-])[A-Za-z0-9][\w./-]*[A-Za-z0-9_]|(?<![\w./-])[A-Za-z0-9]\b")
+#: A web address's first two path segments: the `owner/name` of a repository's address
+#: (`https://github.com/o/r.git`, as Argo CD shows an application's source), which no whole
+#: word of the address is.
+_ADDRESS_PATH = re.compile(r"\bhttps?://[^/\s]+/(?P<path>[\w.-]+/[\w.-]+)")
 #: Shortest word looked up: two letters are an abbreviation more often than a name.
 _MIN_LENGTH = 3
 #: How long the lookups of one question may take, together, before routing goes on without.
@@ -69,9 +73,13 @@ class Mention:
 
 
 def candidates(question: str) -> list[Candidate]:
-    """The words of `question` that could be names (of `_MIN_LENGTH` characters or more)."""
-    return [Candidate(m.group(0), m.start()) for m in _CANDIDATE.finditer(question)
-            if len(m.group(0)) >= _MIN_LENGTH]
+    """The words of `question` that could be names (of `_MIN_LENGTH` characters or more),
+    and the `owner/name` of each web address in it."""
+    words = [Candidate(m.group(0), m.start()) for m in _CANDIDATE.finditer(question)
+             if len(m.group(0)) >= _MIN_LENGTH]
+    addresses = [Candidate(path, m.start("path")) for m in _ADDRESS_PATH.finditer(question)
+                 if (path := m.group("path").rstrip(".").removesuffix(".git"))]
+    return sorted(words + addresses, key=lambda c: c.start)
 
 
 class InventorySource(Protocol):

@@ -37,6 +37,7 @@ from pilothouse.context.rewrite import (
     add_turn_note,
     first_call,
     question_text,
+    referred_answers,
     with_revised_calls,
 )
 from pilothouse.errors import PilothouseError
@@ -113,6 +114,13 @@ class OneNamedResource(AgentMiddleware):
             return await handler(request)
         scoped = [t for t in request.tools if getattr(t, "name", None) in self.scoped_tools]
         named = await self.named(question_text(request)) if scoped else []
+        if scoped and not named and (answers := referred_answers(request.messages)):
+            # A question naming none ("what PRs came from its last deploy?") refers to what
+            # the agents asked before it answered, passed along by the supervisor: one
+            # resource named there is the one it means. Measured on dev questions: asked
+            # for the commit an app runs, with Argo CD's answer showing the app's source
+            # repository, the local model called an example's repository.
+            named = await self.named(answers)
         if len(named) != 1:
             return await handler(request)
         subject = self.subject(named[0].name)

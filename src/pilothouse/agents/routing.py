@@ -26,6 +26,7 @@ from pilothouse.agents.question_parts import points_elsewhere, split_by_agent
 from pilothouse.agents.request_frame import FrameBuilder, RequestFrame
 from pilothouse.agents.shell_intent import FILE_PATH
 from pilothouse.context.rewrite import (
+    ANSWERS_NOTE,
     TURN_NOTE,
     RequestRewriteMiddleware,
     before_notes,
@@ -111,8 +112,7 @@ def with_answers_so_far(question: str, messages: Sequence[BaseMessage]) -> str:
         return question
     # A note, not the question: what reads the person's words (tool hints, grounding of a
     # subject) must not take an answer's "#34" for the pull request asked about.
-    return question + TURN_NOTE + "What the other agents answered, which the question " \
-        "refers to:\n" + "\n\n".join(answers)
+    return question + TURN_NOTE + ANSWERS_NOTE + "\n\n".join(answers)
 
 
 class DomainRouter:

@@ -83,6 +83,20 @@ M = TypeVar("M", bound=BaseMessage)
 TURN_NOTE = "\n\n[Pilothouse note] "
 
 
+#: How the supervisor's note with the answers a question refers to begins ("its repo").
+ANSWERS_NOTE = "What the other agents answered, which the question refers to:\n"
+
+
+def referred_answers(messages: Sequence[BaseMessage]) -> str:
+    """The answers the turn's question refers to, when the supervisor passed them along
+    (`ANSWERS_NOTE`); "" otherwise."""
+    index = turn_start(messages)
+    text = message_text(messages[index]) if index >= 0 else ""
+    notes = text.split(TURN_NOTE)[1:]
+    return next((note.removeprefix(ANSWERS_NOTE) for note in notes
+                 if note.startswith(ANSWERS_NOTE)), "")
+
+
 def before_notes(text: str) -> str:
     """`text` without the notes layers added after it (`TURN_NOTE` onwards)."""
     return text.split(TURN_NOTE, 1)[0]
