@@ -66,6 +66,7 @@ def test_quoting_mistake_is_retried_only_when_unambiguous(service: ShellService)
     fixed = service.run("grep it's README.md")
     assert fixed["status"] == "ok" and fixed["stdout"] == "it's here\n"
     assert fixed["retried_from"] == "grep it's README.md"
+    assert "instead" not in fixed["guidance"]  # said once, by the view's note
     ambiguous = service.run('grep "it here README.md')
     assert ambiguous["status"] == "refused"
     assert "send one of" in ambiguous["guidance"]

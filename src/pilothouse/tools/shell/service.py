@@ -172,10 +172,9 @@ class ShellService:
         outcome = execute(decision.plan, env=self.environment.variables, limits=limits)
         stdout = self._capped(outcome.stdout, outcome.stdout_omitted_bytes, "stdout")
         stderr = self._capped(outcome.stderr, outcome.stderr_omitted_bytes, "stderr")
+        # What to do next, only: a repair that ran is said by `retried_from`/`retried_because`
+        # (the view's "Ran instead of" line), and said again here it read as a task.
         notes = []
-        if refused is not None:
-            notes.append(f"`{refused.command}` was refused ({refused.reason}); ran "
-                         f"`{decision.command}` instead.")
         if requested > self.max_timeout:
             notes.append(f"timeout_seconds was capped at {self.max_timeout:g}.")
         status, reason = self._status(outcome, timeout)
