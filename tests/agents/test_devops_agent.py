@@ -168,6 +168,30 @@ async def test_on_the_local_model_code_passages_get_the_models_explanation(
     assert "billing.py" in answer
 
 
+async def test_a_retrieval_query_of_words_nobody_said_searches_for_the_question(
+    tmp_path: Path, scripted_setup: Callable[..., ModelSetup],
+    make_settings: Callable[..., Settings],
+) -> None:
+    settings = dataclasses.replace(make_settings(MAX_CONTEXT_TOKENS="32000"),
+                                   workspace=billing_workspace(tmp_path))
+    # A few-shot example's query, not the person's.
+    setup = scripted_setup([tool_call("retrieve_code_context", query="session timeout expiry"),
+                            "It sums the invoice lines."], window=32_000, settings=settings)
+    question = "How is an invoice total computed?"
+    async with open_devops_toolkit(settings) as toolkit:
+        await index_workspace(toolkit)
+        graph = await build(settings, setup, toolkit)
+        events = [e async for e in Conversation(graph, "query").ask(question)]
+        state = await graph.aget_state({"configurable": {"thread_id": "query"}})
+
+    [call] = [c for m in state.values["messages"] for c in getattr(m, "tool_calls", None) or ()]
+    assert call["args"]["query"] == question
+    assert any("search query held to the person's words" in e.action.detail
+               for e in kinds(events, ContextNote))
+    [answer] = [e.text for e in kinds(events, Answer)]
+    assert "billing.py" in answer
+
+
 class _ReasoningModel(ScriptedChatModel):
     """A scripted model that, like the local one, takes the reason-first setting."""
 

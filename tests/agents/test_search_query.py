@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pilothouse.agents.search_query import grounded_query
+from pilothouse.agents.search_query import grounded_query, grounded_retrieval
 
 
 @pytest.mark.parametrize(("query", "said", "grounded"), [
@@ -33,3 +33,18 @@ def test_a_query_keeps_only_what_the_person_said(query: str, said: str, grounded
 
 def test_a_query_with_nothing_said_is_kept_for_the_tool_to_refuse() -> None:
     assert grounded_query("author:jdoe", ["hello"], "hello") == "author:jdoe"
+
+
+@pytest.mark.parametrize(("query", "kept"), [
+    ("statement timeout", True),
+    # An identifier is said part by part, or whole; a word with another ending is said.
+    ("order_status_transitions", True), ("OrderStatus transition", True),
+    ("PoolExhausted", True),
+    # One word nobody said: the model's query is not the person's.
+    ("session timeout expiry", False), ("statement timeout config", False),
+])
+def test_a_retrieval_query_is_the_models_only_when_every_word_was_said(
+        query: str, kept: bool) -> None:
+    question = "whats the statement timeout, and which order status transitions raise " \
+               "PoolExhausted?"
+    assert grounded_retrieval(query, [question], question) == (query if kept else question)

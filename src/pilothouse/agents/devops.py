@@ -22,6 +22,11 @@ from langchain.agents.middleware import ModelRequest
 from langchain_core.tools import BaseTool
 
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
+from pilothouse.agents.search_query import (
+    RETRIEVAL_TOOL,
+    GroundedSearchQueryMiddleware,
+    grounded_retrieval,
+)
 from pilothouse.agents.shell_approval import shell_gate
 from pilothouse.agents.shell_intent import DEVOPS_HINTS, SpelledCommandMiddleware
 from pilothouse.agents.tool_hints import tool_hints
@@ -180,6 +185,8 @@ async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
                               ToolChoiceMiddleware(ANSWERING_TOOLS, REASON_FIRST),
                               *gate.outside,
                               GroundedArgsMiddleware({}, names=GROUNDED_NAMES),
+                              GroundedSearchQueryMiddleware(RETRIEVAL_TOOL,
+                                                            grounded_retrieval),
                               *tool_hints(settings, DEVOPS_HINTS,
                                           spelled=[SpelledCommandMiddleware()])],
             planning=True,

@@ -1,4 +1,5 @@
-"""A GitHub search query held to the person's words, term by term.
+"""A search query held to the person's words, term by term: GitHub's issue search and the
+workspace's code retrieval.
 
 `agents.grounded_args` holds whole arguments to what was said; a search query is many
 arguments in one string, so it is checked term by term. Measured with `pilothouse eval` on the
@@ -17,17 +18,25 @@ repository the question names, else `org:`; an
 nobody said (an example's "timeout") goes; and a query for issues or for pull requests, open
 or closed, says which when the person's words do. A query left with nothing is kept as the
 model wrote it: the tool's error then says what is wrong.
+
+A code retrieval query (`grounded_retrieval`) is the model's only when a person said each of
+its words (an identifier counts as said when each of its parts is: "order_status_transitions"
+for "order status transitions"); otherwise it is the person's question itself, which
+retrieval, a search by meaning, takes as it is. Measured: asked "whats the sql statement
+timeout on our db conns set to?", the local model retrieved "session timeout expiry", a
+few-shot example's query, and answered about sessions.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.tool import ToolCall
 
+from pilothouse.agents.code_words import name_parts
 from pilothouse.agents.question_parts import joined_words
 from pilothouse.context.events import ContextAction, report
 from pilothouse.context.rewrite import (
@@ -38,6 +47,7 @@ from pilothouse.context.rewrite import (
 from pilothouse.models.tokens import message_text
 
 SEARCH_TOOL = "search_issues"
+RETRIEVAL_TOOL = "retrieve_code_context"
 #: Qualifiers whose value names something (a repository, a person, a label).
 NAME_QUALIFIERS = frozenset({
     "repo", "org", "user", "author", "assignee", "label", "mentions", "involves", "commenter",
@@ -105,13 +115,40 @@ def grounded_query(query: str, texts: Sequence[str], question: str) -> str:
     return " ".join(kept)
 
 
+def _term_said(term: str, texts: Sequence[str]) -> bool:
+    """Whether people's `texts` say `term`, whole or (an identifier) part by part."""
+    if _said(term, texts, stem=True):
+        return True
+    parts = name_parts(term)
+    return len(parts) > 1 and all(_said(p, texts, stem=True) for p in parts)
+
+
+def grounded_retrieval(query: str, texts: Sequence[str], question: str) -> str:
+    """A code retrieval `query` when the people's `texts` say each of its words; else the
+    `question` itself (retrieval searches by meaning: the person's own words are a query,
+    while a few of them without the rest lose what they were about)."""
+    terms = [t for t in (raw.strip("\"'`?!,;:()") for raw in query.split()) if t]
+    return query if all(_term_said(t, texts) for t in terms) else question
+
+
 def _people(messages: Sequence[BaseMessage]) -> list[str]:
     return [message_text(m) for m in messages if isinstance(m, HumanMessage)]
 
 
 class GroundedSearchQueryMiddleware(RequestRewriteMiddleware):
-    """Revises the model's `search_issues` queries to the people's words (`grounded_query`)
-    and reports each revision as a grounding action."""
+    """Revises the model's `query` of `tool` to the people's words (`ground`: GitHub's
+    `grounded_query`, or `grounded_retrieval`) and reports each revision as a grounding
+    action."""
+
+    def __init__(self, tool: str = SEARCH_TOOL,
+                 ground: Callable[[str, Sequence[str], str], str] = grounded_query) -> None:
+        super().__init__()
+        self.tool = tool
+        self.ground = ground
+
+    @property
+    def name(self) -> str:
+        return f"{type(self).__name__}[{self.tool}]"
 
     def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
         texts, question = _people(request.messages), newest_question(request.messages)
@@ -119,9 +156,9 @@ class GroundedSearchQueryMiddleware(RequestRewriteMiddleware):
 
         def revise_call(call: ToolCall) -> ToolCall:
             query = call["args"].get("query")
-            if call["name"] != SEARCH_TOOL or not isinstance(query, str):
+            if call["name"] != self.tool or not isinstance(query, str):
                 return call
-            better = grounded_query(query, texts, question)
+            better = self.ground(query, texts, question)
             if better == query:
                 return call
             revised.append(f"'{query}' -> '{better}'")
