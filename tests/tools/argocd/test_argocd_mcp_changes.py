@@ -66,6 +66,7 @@ async def test_history_is_paged_newest_first_with_the_commits(connect: Connect) 
     assert [r["id"] for r in rows] == sorted((r["id"] for r in rows), reverse=True)
     assert rows[0]["current"] is True and not any(r.get("current") for r in rows[1:])
     assert first.payload["github_repo"] == "acme-corp/platform-deployments"
+    assert "Revisions are commits of acme-corp/platform-deployments on GitHub." in first.text
     for row in rows:
         commit = COMMITS[row["revision"]]
         assert row["commit"]["message"] == commit.message

@@ -34,6 +34,10 @@ def history_view(payload: Mapping[str, Any]) -> str:
              f"({payload.get('sync')}, {payload.get('health')}, auto-sync "
              f"{'on' if payload.get('auto_sync') else 'off'})",
              page_header(payload.get("pagination") or {}, "deploys")]
+    if payload.get("github_repo"):
+        # Where the revisions can be looked up: a SHA alone names no repository (measured: a
+        # follow-up asked GitHub for a deployed commit in a repository named like the app).
+        parts.append(f"Revisions are commits of {payload['github_repo']} on GitHub.")
     if rows:
         parts.append(table(rows, ("id", "revision", "deployed", "by", "commit", "now")))
     return "\n\n".join(p for p in parts if p)
