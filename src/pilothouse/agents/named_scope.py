@@ -14,8 +14,8 @@ search, since a project's name can be an ordinary word: "search", "default"), an
 filter the model gives is spelled as the inventory spells it. Whether to filter by the project
 stays the model's: "the full inventory" names no project called "inventory". A question
 naming one ApplicationSet and no application is about the applications it generates, many
-and none of them called by the set's name: its first call is offered the same tools over many,
-and the search is for the set's name (measured on dev questions: "are the <set> apps
+and none of them called by the set's name: its first call is offered the search, for the
+set's name, and the listing of applications (measured on dev questions: "are the <set> apps
 healthy?" came as `get_application(name=<set>)`, an application that does not exist).
 
 A question naming no application, or several, is left as it is: a typo is not a name here, so
