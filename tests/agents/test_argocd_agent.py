@@ -312,9 +312,8 @@ async def test_a_question_naming_an_applicationset_searches_for_its_applications
         events = await run(graph, f"are the {appset.upper()} apps healthy?", "set-1")
 
     first = setup.chat_model.requests[0]  # type: ignore[attr-defined]
-    # Only the tools over applications: none is called by the set's name.
-    assert {t["function"]["name"] for t in first.tools} == {
-        "list_applications", "search_argocd_resources"}
+    # The one tool that takes the set's name: no application is called by it.
+    assert {t["function"]["name"] for t in first.tools} == {"search_argocd_resources"}
     assert first.tool_choice == "required"
     assert f"is an Argo CD ApplicationSet ({appset})" in str(first.messages[-1].content)
     state = await graph.aget_state({"configurable": {"thread_id": "set-1"}})

@@ -244,11 +244,11 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
                                                offered_with=(SEARCH_TOOL,),
                                                adds_subject=False),
                               # Inside both: an application or a project named decides first.
-                              # Not the listing of sets: offered it, the local model listed
-                              # every set for "are the <set> apps healthy?" (measured).
+                              # The search alone takes the set's name: offered the listings
+                              # too, the local model listed every set, or every healthy app,
+                              # for "are the <set> apps healthy?" (measured).
                               OneNamedResource(names, APPLICATIONSET, (SEARCH_TOOL,),
-                                               subject=by_query,
-                                               offered_with=("list_applications",)),
+                                               subject=by_query),
                               GroundedArgsMiddleware(
                                   GROUNDED_IDS, GROUNDED_FILTERS, GROUNDED_NAMES,
                                   subjects={**dict.fromkeys(ONE_APP_TOOLS, "name"),

@@ -14,9 +14,10 @@ search, since a project's name can be an ordinary word: "search", "default"), an
 filter the model gives is spelled as the inventory spells it. Whether to filter by the project
 stays the model's: "the full inventory" names no project called "inventory". A question
 naming one ApplicationSet and no application is about the applications it generates, many
-and none of them called by the set's name: its first call is offered the search, for the
-set's name, and the listing of applications (measured on dev questions: "are the <set> apps
-healthy?" came as `get_application(name=<set>)`, an application that does not exist).
+and none of them called by the set's name: its first call is the search for the set's name,
+the one tool that takes it (measured on dev questions: "are the <set> apps healthy?" came as
+`get_application(name=<set>)`, an application that does not exist; offered the listings as
+well, as every set, or every healthy application of the fleet).
 
 A question naming no application, or several, is left as it is: a typo is not a name here, so
 the tools themselves answer it with the closest names ("did you mean"); several are the
