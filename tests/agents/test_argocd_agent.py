@@ -201,7 +201,8 @@ async def test_the_apps_of_a_name_are_searched_for_that_name_not_an_examples(
 ) -> None:
     settings = argocd_settings()
     # The model's query is an example's word, not the name the person gave.
-    setup = scripted_setup([tool_call("search_argocd_resources", query="payments"), LEAD],
+    setup = scripted_setup([tool_call("search_argocd_resources", query="payments",
+                                      resource_types="applicationsets"), LEAD],
                            window=32_000, settings=settings)
     async with open_argocd_toolkit(settings) as toolkit:
         graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
@@ -305,7 +306,8 @@ async def test_a_question_naming_an_applicationset_searches_for_its_applications
     settings = argocd_settings()
     appset = an_applicationset(settings)
     # The model searches for an example's word: the search is for the set the person named.
-    setup = scripted_setup([tool_call("search_argocd_resources", query="payments"), LEAD],
+    setup = scripted_setup([tool_call("search_argocd_resources", query="payments",
+                                      resource_types="applicationsets"), LEAD],
                            window=32_000, settings=settings)
     async with open_argocd_toolkit(settings) as toolkit:
         graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
@@ -318,9 +320,12 @@ async def test_a_question_naming_an_applicationset_searches_for_its_applications
     assert f"is an Argo CD ApplicationSet ({appset})" in str(first.messages[-1].content)
     state = await graph.aget_state({"configurable": {"thread_id": "set-1"}})
     [call] = state.values["messages"][1].tool_calls
-    assert call == {**call, "name": "search_argocd_resources", "args": {"query": appset}}
+    assert call == {**call, "name": "search_argocd_resources",
+                    "args": {"query": appset, "resource_types": None}}
     [answer] = [e.text for e in events if isinstance(e, Answer)]
-    assert f"for '{appset}'" in answer
+    # The set and the applications it generates.
+    assert f"for '{appset}'" in answer and "applicationsets 1" in answer
+    assert f"| {appset}-" in answer
 
 
 async def test_a_call_about_one_app_nobody_named_is_asked_again_without_such_tools(

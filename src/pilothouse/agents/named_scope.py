@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Collection
+from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages.tool import ToolCall
@@ -47,7 +48,7 @@ log = logging.getLogger("pilothouse.agents.named_scope")
 
 
 #: The arguments that name a resource, from the inventory's name for it.
-Subject = Callable[[str], dict[str, str]]
+Subject = Callable[[str], dict[str, Any]]
 
 
 def by_name(name: str) -> dict[str, str]:
@@ -60,9 +61,11 @@ def by_project(name: str) -> dict[str, str]:
     return {"project": name}
 
 
-def by_query(name: str) -> dict[str, str]:
-    """A search for a group's resources searches for its name."""
-    return {"query": name}
+def by_query(name: str) -> dict[str, Any]:
+    """A search for a group's resources searches every kind for its name: the group, and
+    what it holds (measured: told the name was an ApplicationSet's, the local model searched
+    the sets alone for "are the <set> apps healthy?")."""
+    return {"query": name, "resource_types": None}
 
 
 def by_owner_and_repo(name: str) -> dict[str, str]:
