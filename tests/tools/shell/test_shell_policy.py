@@ -231,6 +231,19 @@ def test_default_workspace_is_the_current_directory(
     assert check_command("cat ../outside/data.txt", env=ENV).needs_approval
 
 
+def test_a_read_outside_of_nothing_there_is_refused_not_put_to_a_person(workspace: Path) -> None:
+    # A placeholder path a model wrote (measured): nothing there to approve reading.
+    decision = check_command("grep -rn verify_token /path/to/orders_service",
+                             workspace=workspace, env=ENV)
+    assert decision.denied and "/path/to/orders_service, which does not exist" in \
+        decision.reason
+    assert decision.suggestion and "inside the workspace" in decision.suggestion
+    # What is there still waits for a person; a missing path inside is the command's to report.
+    assert check_command(f"cat {workspace.parent / 'outside' / 'data.txt'}",
+                         workspace=workspace, env=ENV).needs_approval
+    assert decide("cat missing.txt", workspace) == "allow"
+
+
 def test_a_recursive_read_of_a_folder_holding_secrets_is_refused_with_its_repair(
     workspace: Path,
 ) -> None:

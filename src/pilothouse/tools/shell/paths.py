@@ -84,6 +84,18 @@ class Workspace(WorkspaceJail):
                     path,
                     f"Write inside the workspace ({self.root}) instead.",
                 )
+            if not os.path.lexists(path):
+                # Nothing is there to approve: a person asked would weigh a read of nothing.
+                # Measured on dev: the local model grepped `/path/to/<service>`, a
+                # placeholder, and the person was asked to approve it. Refusing runs nothing.
+                return PathVerdict(
+                    "deny",
+                    f"{command} would read {path}, which does not exist (outside the "
+                    "workspace)",
+                    path,
+                    f"Name a path inside the workspace ({self.root}); `ls` or `find . -name "
+                    "<name>` finds it.",
+                )
             return PathVerdict(
                 "ask",
                 f"{command} reads {path}, outside the workspace",
