@@ -21,6 +21,8 @@ from pilothouse.agents.code_words import CODE_WORDS, CodeWords, name_parts
 from pilothouse.agents.factory import AgentFactory
 from pilothouse.agents.inventory import (
     APPLICATION,
+    CLUSTER,
+    GROUP_KINDS,
     PROJECT,
     ArgoCDNames,
     GitHubRepositories,
@@ -164,6 +166,20 @@ async def test_the_built_in_project_is_never_a_name(sandbox: RunningSandbox,
     names = ArgoCDNames(settings, (PROJECT,))
     found = await names.resolve(candidates("the default timeout of payments"))
     assert [(m.text, m.kind) for m in found] == [("payments", PROJECT)]
+
+
+async def test_a_clusters_name_is_a_name_the_built_in_cluster_is_not(
+        sandbox: RunningSandbox, make_settings: Callable[..., Settings]) -> None:
+    settings = make_settings(ARGOCD_URL=sandbox.url, ARGOCD_TOKEN=sandbox.token)
+    async with httpx.AsyncClient() as client:
+        listed = (await client.get(f"{sandbox.url}/api/v1/clusters", headers={
+            "Authorization": f"Bearer {sandbox.token}"})).json()["items"]
+    cluster = next(c["name"] for c in listed if c["name"] != "in-cluster")
+    names = ArgoCDNames(settings, (CLUSTER,))
+    found = await names.resolve(candidates(f"is {cluster.upper()} connected, or in-cluster?"))
+    assert [(m.text, m.kind, m.name) for m in found] == [(cluster.upper(), CLUSTER, cluster)]
+    # A group's name: it decides the agent only where nothing else does, and is acted on.
+    assert CLUSTER in GROUP_KINDS
 
 
 def test_a_name_alone_routes_to_its_agent() -> None:

@@ -24,6 +24,7 @@ from pilothouse.agents.grounded_args import GroundedArgsMiddleware
 from pilothouse.agents.inventory import (
     APPLICATION,
     APPLICATIONSET,
+    CLUSTER,
     PROJECT,
     ArgoCDNames,
     Inventory,
@@ -229,7 +230,7 @@ async def open_argocd_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
         approvals, evidence, approved = sync_gate(tools)
         # One reader of the names for the agent's scopes and its inventory: a word looked up
         # for one is answered for the others (`ArgoCDNames.REUSE_SECONDS`).
-        names = ArgoCDNames(settings, (APPLICATION, APPLICATIONSET, PROJECT))
+        names = ArgoCDNames(settings, (APPLICATION, APPLICATIONSET, PROJECT, CLUSTER))
         yield Toolkit(
             name="argocd",
             prompt=ARGOCD_SYSTEM_PROMPT,

@@ -10,11 +10,15 @@ resource, whatever the world calls its things, and routing asks that agent.
 Exact and normalized matches only (case, and `_`/`.`/space against `-`): a close spelling is
 not a mention, so nothing is routed on a guess; the agent's own tools answer an unknown name
 with the closest ones ("did you mean"). Names every Argo CD install has (the `default`
-project, the `in-cluster` cluster) and projects and clusters in general are left out: they are
-named beside the word for them ("the payments project"), which routing already reads, while a
-bare team word ("payments") is too often also an ordinary word of the question. Each lookup is
-bounded (streamed names, a few pages of repositories, a bounded walk of the workspace) and one
-that fails is skipped: resolving names improves routing, it never stops a question.
+project, the `in-cluster` cluster) are left out. Projects and clusters are group kinds: they
+are often named beside the word for them ("the payments project"), which routing already
+reads, and a bare team word ("payments") is too often also an ordinary word of the question,
+so they decide the agent only where nothing else does; they still count as names a question
+acts on (`agents.recall`: a cluster named early in a long conversation, and asked about as
+"the cluster I named", is recalled by its name, whatever the world calls its clusters). Each
+lookup is bounded (streamed names, a few pages of repositories, a bounded walk of the
+workspace) and one that fails is skipped: resolving names improves routing, it never stops a
+question.
 """
 
 from __future__ import annotations
@@ -127,12 +131,14 @@ def by_name(words: Sequence[Candidate]) -> dict[str, list[Candidate]]:
 APPLICATION = "an Argo CD application"
 APPLICATIONSET = "an Argo CD ApplicationSet"
 PROJECT = "an Argo CD project"
+CLUSTER = "an Argo CD cluster"
 #: Kinds that name a group of resources, often with an ordinary word ("search", "default",
-#: "platform"): such a name decides the agent only for a question nothing else decides.
-GROUP_KINDS = frozenset({PROJECT})
-#: Every Argo CD has the project "default": naming it says nothing about the question ("the
-#: default timeout"), so it is never resolved.
-BUILT_IN_PROJECT = (PROJECT, "default")
+#: "platform", a cluster called "edge"): such a name decides the agent only for a question
+#: nothing else decides.
+GROUP_KINDS = frozenset({PROJECT, CLUSTER})
+#: Every Argo CD has the project "default" and the cluster "in-cluster": naming them says
+#: nothing about the question ("the default timeout"), so they are never resolved.
+BUILT_IN_NAMES = frozenset({(PROJECT, "default"), (CLUSTER, "in-cluster")})
 REPOSITORY = "a GitHub repository"
 
 
@@ -143,7 +149,12 @@ class ArgoCDNames:
     agent = "argocd"
     _PATHS: ClassVar[dict[str, str]] = {
         APPLICATION: "/api/v1/applications", APPLICATIONSET: "/api/v1/applicationsets",
-        PROJECT: "/api/v1/projects"}
+        PROJECT: "/api/v1/projects", CLUSTER: "/api/v1/clusters"}
+    #: Only the names are read; a cluster's name is not under `metadata` (and the list of
+    #: clusters is short: it is read whole).
+    _FIELDS: ClassVar[dict[str, dict[str, str]]] = {
+        kind: {"fields": "items.metadata.name"} for kind in (APPLICATION, APPLICATIONSET,
+                                                             PROJECT)}
     #: How long a word's answer stands: one turn looks its words up for the next-page check,
     #: for each named-resource scope and for recall, and each look is a scan of every name
     #: (seconds at 100,000 applications). Only the words are kept, never the fleet's names.
@@ -181,13 +192,12 @@ class ArgoCDNames:
         async with ArgoCDClient.from_settings(self.settings, retries=0) as client:
             for kind in self.kinds:
                 def take(item: dict[str, Any], kind: str = kind) -> None:
-                    name = (item.get("metadata") or {}).get("name")
-                    if isinstance(name, str) and (kind, name) != BUILT_IN_PROJECT \
+                    name = (item.get("metadata") or {}).get("name") or item.get("name")
+                    if isinstance(name, str) and (kind, name) not in BUILT_IN_NAMES \
                             and (key := normal(name)) in keys:
                         held.setdefault(key, []).append((kind, name))
 
-                await client.scan(self._PATHS[kind], take,
-                                  params={"fields": "items.metadata.name"})
+                await client.scan(self._PATHS[kind], take, params=self._FIELDS.get(kind))
         return held
 
 
@@ -245,7 +255,7 @@ def inventory_of(settings: Settings, agents: Collection[str]) -> Inventory:
 
     sources: list[InventorySource] = []
     if "argocd" in agents and settings.argocd_url:
-        sources.append(ArgoCDNames(settings, (APPLICATION, APPLICATIONSET, PROJECT)))
+        sources.append(ArgoCDNames(settings, (APPLICATION, APPLICATIONSET, PROJECT, CLUSTER)))
     if "github" in agents and settings.github_token:
         sources.append(GitHubRepositories(github_connection(settings)))
     if "devops" in agents:
