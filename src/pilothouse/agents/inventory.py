@@ -150,11 +150,6 @@ class ArgoCDNames:
     _PATHS: ClassVar[dict[str, str]] = {
         APPLICATION: "/api/v1/applications", APPLICATIONSET: "/api/v1/applicationsets",
         PROJECT: "/api/v1/projects", CLUSTER: "/api/v1/clusters"}
-    #: Only the names are read; a cluster's name is not under `metadata` (and the list of
-    #: clusters is short: it is read whole).
-    _FIELDS: ClassVar[dict[str, dict[str, str]]] = {
-        kind: {"fields": "items.metadata.name"} for kind in (APPLICATION, APPLICATIONSET,
-                                                             PROJECT)}
     #: How long a word's answer stands: one turn looks its words up for the next-page check,
     #: for each named-resource scope and for recall, and each look is a scan of every name
     #: (seconds at 100,000 applications). Only the words are kept, never the fleet's names.
@@ -197,7 +192,10 @@ class ArgoCDNames:
                             and (key := normal(name)) in keys:
                         held.setdefault(key, []).append((kind, name))
 
-                await client.scan(self._PATHS[kind], take, params=self._FIELDS.get(kind))
+                # Only the names are read; a cluster's is not under `metadata`, and the list
+                # of clusters is short: it is read whole.
+                await client.scan(self._PATHS[kind], take, params=None if kind == CLUSTER
+                                  else {"fields": "items.metadata.name"})
         return held
 
 
