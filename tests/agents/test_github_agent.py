@@ -122,6 +122,30 @@ async def test_a_repository_named_without_its_owner_gets_the_one_owner_the_token
     assert "Resolved against" not in told[1]
 
 
+async def test_the_repository_a_call_is_about_is_not_also_its_reviewer(
+    make_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    # The one name the person wrote, put in two slots: the queue of a reviewer called like the
+    # repository is empty, whatever waits for review there.
+    doubled = tool_call("list_pull_requests_awaiting_review", owner="acme-corp",
+                        repo="payments-api", reviewer="payments-api")
+    with running_github_sandbox() as sandbox:
+        settings = dataclasses.replace(make_settings(), github_api_url=sandbox.url,
+                                       github_token=sandbox.token)
+        setup = scripted_setup([doubled, "Here is the queue."], settings=settings)
+        async with open_github_toolkit(settings) as toolkit:
+            graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+            events = [e async for e in Conversation(graph, "queue").ask(
+                "what is still waiting on a reviewer in payments-api")]
+            [call] = [m.tool_calls[0]["args"] for m in (await graph.aget_state(
+                {"configurable": {"thread_id": "queue"}})).values["messages"]
+                if getattr(m, "tool_calls", None)]
+
+    assert call == {"owner": "acme-corp", "repo": "payments-api"}
+    actions = [e.action.detail for e in events if isinstance(e, ContextNote)]
+    assert any("reviewer=payments-api" in detail for detail in actions)
+
+
 async def test_an_owner_that_holds_no_such_repository_becomes_the_one_that_does(
     make_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
 ) -> None:

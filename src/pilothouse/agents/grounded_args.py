@@ -90,6 +90,11 @@ def asked_for(value: object, phrases: Mapping[str, Sequence[str]],
     return any(_said(said, message_text(m)) for m in messages if isinstance(m, HumanMessage))
 
 
+def _same_name(value: object, subject: object) -> bool:
+    """Whether `value` is the name `subject` already gives (any case)."""
+    return isinstance(subject, str) and str(value).strip().lower() == subject.strip().lower()
+
+
 def _defaults(tools: Sequence[object], name: str) -> dict[str, Any]:
     """The defaults tool `name` declares in its JSON schema (an MCP tool's arguments)."""
     for tool in tools:
@@ -104,7 +109,8 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
     """Holds a model's tool calls to what the conversation gave and the person asked.
 
     Drops the id arguments (`ids`: tool -> argument names) no message of the conversation
-    supports, the names (`names`: tool -> argument names) no person gave, and the filter
+    supports, the names (`names`: tool -> argument names) no person gave or that repeat the
+    resource the call is about (`about_one` or `subjects`), and the filter
     arguments (`filters`: argument -> value -> phrases) no person asked for. A subject
     (`subjects`: tool -> its required name argument) nobody gave becomes the one resource the
     question names (measured: asked about a rollback of one app, the local model called
@@ -177,8 +183,13 @@ class GroundedArgsMiddleware(RequestRewriteMiddleware):
                  if value is not None and (name not in defaults or defaults[name] != value)}
         ids = [name for name in self.ids.get(tool, ())
                if name in given and not mentioned(given[name], messages)]
+        # One word the person wrote names one thing: the resource a call is about is not also
+        # its narrowing name (measured: "what waits on a reviewer in <repo>" came with
+        # `reviewer=<repo>`, an empty queue).
+        about = args.get(self.about_one.get(tool) or self.subjects.get(tool) or "")
         ids += [name for name in self.names.get(tool, ()) if name in given
-                and not mentioned(given[name], messages, people_only=True)]
+                and (not mentioned(given[name], messages, people_only=True)
+                     or _same_name(given[name], about))]
         filters = [name for name, phrases in self.filters.items()
                    if args.get(name) is not None and not asked_for(args[name], phrases,
                                                                    messages)]
