@@ -8,10 +8,11 @@ from typing import Any
 
 import httpx
 import pytest
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from word_routing import agents_by_words
 
+from pilothouse.agents.answers_note import with_answers_before
 from pilothouse.agents.factory import AgentFactory
 from pilothouse.agents.routing import DOMAIN_WORDS
 from pilothouse.agents.toolkit import Toolkit
@@ -425,6 +426,43 @@ async def test_a_later_question_naming_nothing_gets_the_earlier_sentence_that_na
     asked = [args["question"] for _, args in await calls_made(supervisor, "recall-by-lack")]
     assert asked[1:] == [vague + "\n\n(What the person said earlier, which the question "
                          f'refers to: "I got paged for {app} at dawn.")', named]
+
+
+async def test_a_later_question_pointing_back_carries_the_answer_another_agent_gave(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+    worlds: dict[str, str],
+) -> None:
+    app, _ = held_names(worlds)
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED, **worlds)
+    github_setup = scripted_setup(["github answered.", "github answered again."])
+    agents = [InProcessSubAgent("argocd", "Argo CD.", specialist(
+                  settings, scripted_setup(["Deployed by kim at 1a2b3c4."]), "argocd")),
+              InProcessSubAgent("github", "GitHub.", specialist(settings, github_setup,
+                                                                 "github"))]
+    # The model's rewording drops the commit "that" points at; the agent still gets it.
+    setup = scripted_setup([tool_call("ask_github", question="Who wrote the commit?"),
+                            "Answered."])
+    supervisor = supervisor_over(settings, setup, agents)
+    conversation = Conversation(supervisor.graph, "across")
+    await collect_answers(conversation, f"Who deployed {app} last?")
+    await collect_answers(conversation, "and who wrote that commit?")
+
+    asked = [args["question"] for _, args in await calls_made(supervisor, "across")]
+    assert asked[1].startswith("Who wrote the commit?")
+    assert asked[1].endswith(TURN_NOTE + "What the other agents answered, which the question "
+                             "refers to:\nDeployed by kim at 1a2b3c4.")
+
+
+def test_an_agent_is_not_told_its_own_answer_again() -> None:
+    # It keeps its own conversation; only what the other agents answered is news to it.
+    earlier = [HumanMessage("Who deployed the app?"),
+               ToolMessage("Deployed at 1a2b3c4.", tool_call_id="1", name="ask_argocd"),
+               ToolMessage("It failed.", tool_call_id="2", name="ask_github", status="error"),
+               HumanMessage("who wrote that commit?")]
+    assert with_answers_before("Who wrote it?", earlier, "argocd") == "Who wrote it?"
+    assert with_answers_before("Who wrote it?", earlier, "github").endswith(
+        "\nDeployed at 1a2b3c4.")
+    assert with_answers_before("Who wrote it?", earlier[:1], "github") == "Who wrote it?"
 
 
 RELEASE_NOTE = ("Heads-up: the ledger release is blocked until Thursday. The only fix allowed "

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 
+from pilothouse.agents.answers_note import with_answers_before, with_answers_so_far
 from pilothouse.agents.direct_answer import DIRECT
 from pilothouse.agents.inventory import Inventory
 from pilothouse.agents.paging import PAGE_LINE, asks_for_a_page
@@ -26,7 +27,6 @@ from pilothouse.agents.question_parts import points_elsewhere, split_by_agent
 from pilothouse.agents.request_frame import FrameBuilder, RequestFrame
 from pilothouse.agents.shell_intent import FILE_PATH
 from pilothouse.context.rewrite import (
-    ANSWERS_NOTE,
     TURN_NOTE,
     RequestRewriteMiddleware,
     before_notes,
@@ -94,25 +94,6 @@ def _pattern(words: Sequence[str]) -> re.Pattern[str]:
 def _first_question(messages: Sequence[BaseMessage]) -> bool:
     """Whether the conversation so far is its first question (and this turn's work)."""
     return sum(isinstance(m, HumanMessage) for m in messages) == 1
-
-
-#: How much of each earlier agent's answer a dependent part carries.
-_ANSWER_CHARS = 1_500
-
-
-def with_answers_so_far(question: str, messages: Sequence[BaseMessage]) -> str:
-    """`question` (a part saying "its") with the answers of the agents asked before it this
-    turn. Measured: a clause asking for the pull requests between an app's recent deploys
-    reached the GitHub agent without the deploys Argo CD had just shown; it compared two
-    commits it made up."""
-    answers = [shown_text(m)[:_ANSWER_CHARS] for m in turn_messages(messages)
-               if isinstance(m, ToolMessage) and (m.name or "").startswith("ask_")
-               and m.status != "error"]
-    if not answers:
-        return question
-    # A note, not the question: what reads the person's words (tool hints, grounding of a
-    # subject) must not take an answer's "#34" for the pull request asked about.
-    return question + TURN_NOTE + ANSWERS_NOTE + "\n\n".join(answers)
 
 
 class DomainRouter:
@@ -281,8 +262,12 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         organisation as open pull requests of a repository named after that person."""
         final = final_message(response)
         asks = [c for c in (final.tool_calls if final else []) if c["name"].startswith("ask_")]
-        in_own_words = (len(asks) == 1 and _first_question(request.messages)
-                        and first_call(request))
+        first = _first_question(request.messages)
+        in_own_words = len(asks) == 1 and first and first_call(request)
+        # A later question that points back at what it does not name ("that commit") carries
+        # the answers it points at, for an agent that did not give them (`answers_note`).
+        pointing = not first and points_elsewhere(question_text(request)) \
+            and not self.frame(request).names_resource
 
         def revised(call: ToolCall) -> ToolCall:
             question = call["args"].get("question")
@@ -292,8 +277,11 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
                 question = question_text(request)
             elif TURN_NOTE in question:
                 question = before_notes(question)
-            else:
+            elif not pointing:
                 return call
+            if pointing:
+                question = with_answers_before(question, request.messages,
+                                               call["name"].removeprefix("ask_"))
             return {**call, "args": {**call["args"], "question": question}}
         return with_revised_calls(response, revised)
 
