@@ -22,6 +22,7 @@ from pilothouse.agents.factory import AgentFactory
 from pilothouse.agents.inventory import (
     APPLICATION,
     CLUSTER,
+    FOLDER,
     GROUP_KINDS,
     PROJECT,
     ArgoCDNames,
@@ -143,6 +144,23 @@ async def test_a_dead_or_slow_inventory_leaves_routing_to_the_words(
 
 def mention(text: str, agent: str, question: str) -> Mention:
     return Mention(text, question.index(text), agent, f"a thing of {agent}", text)
+
+
+async def test_a_folder_of_the_workspace_is_a_name_that_decides_only_what_nothing_else_does(
+    workspace: Path,
+) -> None:
+    (workspace / "tests").mkdir()
+    names = WorkspaceNames(workspace)
+    question = "what do the K8S manifests and the shopcart and tests folders set?"
+    # An ordinary word names a folder (any case); a name every codebase has does not.
+    assert [(m.text, m.kind, m.name) for m in await names.resolve(candidates(question))] == [
+        ("K8S", FOLDER, "deploy/k8s"), ("shopcart", FOLDER, "shopcart")]
+    alone = "max replicas in our k8s values?"
+    folder = Mention("k8s", alone.index("k8s"), "devops", FOLDER, "deploy/k8s")
+    assert RequestFrame(alone, (folder,), ROUTER.words_at).agents == ["devops"]
+    worded = "which apps run in k8s?"
+    folder = Mention("k8s", worded.index("k8s"), "devops", FOLDER, "deploy/k8s")
+    assert RequestFrame(worded, (folder,), ROUTER.words_at).agents == ["argocd"]
 
 
 def project(text: str, question: str) -> Mention:

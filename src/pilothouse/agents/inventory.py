@@ -132,10 +132,11 @@ APPLICATION = "an Argo CD application"
 APPLICATIONSET = "an Argo CD ApplicationSet"
 PROJECT = "an Argo CD project"
 CLUSTER = "an Argo CD cluster"
+FOLDER = "a folder of the workspace"
 #: Kinds that name a group of resources, often with an ordinary word ("search", "default",
-#: "platform", a cluster called "edge"): such a name decides the agent only for a question
-#: nothing else decides.
-GROUP_KINDS = frozenset({PROJECT, CLUSTER})
+#: "platform", a cluster called "edge", a folder called "helm"): such a name decides the agent
+#: only for a question nothing else decides.
+GROUP_KINDS = frozenset({PROJECT, CLUSTER, FOLDER})
 #: Every Argo CD has the project "default" and the cluster "in-cluster": naming them says
 #: nothing about the question ("the default timeout"), so they are never resolved.
 BUILT_IN_NAMES = frozenset({(PROJECT, "default"), (CLUSTER, "in-cluster")})

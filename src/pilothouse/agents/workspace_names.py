@@ -6,11 +6,14 @@ identifier its code uses ("RETRY_LIMIT", "parse_headers") or one of its
 packages is about this codebase, whatever the words around it (measured: such questions were
 answered by the supervisor from nothing, or sent to the agent whose words they shared).
 
-Only words shaped like a path or an identifier are looked for (a `/`, a file extension, an
-`_` inside a word): an ordinary word ("retry", "auth") occurs in any codebase and
-says nothing. The walk is bounded by PILOTHOUSE_INDEX_MAX_FILES and by the bytes read, and skips
-what is not the workspace's own (dependencies, build output, hidden directories), so a
-workspace at a home directory costs a bounded fraction of a second.
+Files and identifiers are looked for only in words shaped like a path or an identifier (a
+`/`, a file extension, an `_` inside a word): an ordinary word ("retry", "auth") occurs in any
+codebase's text and says nothing. An ordinary word can still name one of its folders ("our
+helm values", "the migrations"): a group of its files, which decides the agent only where
+nothing else does, as a project's name does (`inventory.GROUP_KINDS`). The walk is bounded
+by PILOTHOUSE_INDEX_MAX_FILES and by the bytes read, and skips what is not the workspace's own
+(dependencies, build output, hidden directories), so a workspace at a home directory costs a
+bounded fraction of a second.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import re
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
-from pilothouse.agents.inventory import Candidate, Mention
+from pilothouse.agents.inventory import FOLDER, Candidate, Mention
 
 #: Directories that are not the workspace's own code.
 SKIPPED_DIRS = frozenset({"node_modules", "venv", ".venv", "site-packages", "__pycache__",
@@ -42,14 +45,9 @@ _IDENTIFIER_SHAPE = re.compile(r"[A-Za-z]\w*_\w*[A-Za-z0-9]")
 _MAX_FILE_BYTES, _MAX_TOTAL_BYTES = 512 * 1024, 64 * 1024 * 1024
 
 
-def workspace_packages(root: Path, taken: Collection[str] = ()) -> tuple[str, ...]:
-    """The workspace's top-level Python packages: the DevOps agent's own vocabulary.
-
-    A question naming one ("how does <package> check its input?") is about this codebase even
-    without a word like "code". Generic names and words of other domains (`taken`) are left
-    out; the walk is bounded, so a workspace at a home directory costs milliseconds.
-    """
-    names: set[str] = set()
+def _workspace_dirs(root: Path) -> Iterator[tuple[Path, Path]]:
+    """The workspace's own folders (folder, its parent), breadth first, bounded: at most
+    `_MAX_DIRS` read, `_PACKAGE_DEPTH` deep."""
     queue, seen = [(root, 0)], 0
     while queue and seen < _MAX_DIRS:
         folder, depth = queue.pop(0)
@@ -62,14 +60,35 @@ def workspace_packages(root: Path, taken: Collection[str] = ()) -> tuple[str, ..
             name = child.name
             if name.startswith(".") or name in SKIPPED_DIRS or name.endswith(".egg-info"):
                 continue
-            if ((child / "__init__.py").is_file() and name.isidentifier()
-                    and not (folder / "__init__.py").is_file()):  # top-level packages only
-                names.add(name.lower())
+            yield child, folder
             if depth + 1 < _PACKAGE_DEPTH:
                 queue.append((child, depth + 1))
+
+
+def workspace_packages(root: Path, taken: Collection[str] = ()) -> tuple[str, ...]:
+    """The workspace's top-level Python packages: the DevOps agent's own vocabulary.
+
+    A question naming one ("how does <package> check its input?") is about this codebase even
+    without a word like "code". Generic names and words of other domains (`taken`) are left
+    out; the walk is bounded, so a workspace at a home directory costs milliseconds.
+    """
+    names = {child.name.lower() for child, parent in _workspace_dirs(root)
+             if (child / "__init__.py").is_file() and child.name.isidentifier()
+             and not (parent / "__init__.py").is_file()}  # top-level packages only
     taken = {w.lower() for w in taken}
     return tuple(sorted(n for n in names if n not in _GENERIC_PACKAGES and n not in taken
                         and len(n) > 2))
+
+
+def workspace_folders(root: Path) -> dict[str, str]:
+    """The workspace's folders by name (lower case) -> the first one's relative path; generic
+    names ("src", "tests", "config") left out: every codebase has them."""
+    found: dict[str, str] = {}
+    for child, _ in _workspace_dirs(root):
+        name = child.name.lower()
+        if name not in _GENERIC_PACKAGES and len(name) > 2:
+            found.setdefault(name, child.relative_to(root).as_posix())
+    return found
 
 
 def workspace_files(root: Path, max_files: int) -> Iterator[Path]:
@@ -118,12 +137,22 @@ class WorkspaceNames:
         paths = [w for w in words if _PATH_SHAPE.fullmatch(w.text)]
         identifiers = [w for w in words if _IDENTIFIER_SHAPE.fullmatch(w.text)
                        and w not in paths]
-        if not paths and not identifiers:
-            return []
-        return await asyncio.to_thread(self._look, paths, identifiers)
+        others = [w for w in words if w not in paths and w not in identifiers]
+        return await asyncio.to_thread(self._look, paths, identifiers, others)
 
-    def _look(self, paths: list[Candidate], identifiers: list[Candidate]) -> list[Mention]:
-        found: list[Mention] = []
+    def _folders(self, words: list[Candidate]) -> list[Mention]:
+        """The words that name a folder of the workspace: a group of its files, named with
+        an ordinary word ("helm", "migrations"), so weak evidence (`FOLDER` is a group
+        kind), deciding the agent only for a question nothing else decides."""
+        if not words:
+            return []
+        folders = workspace_folders(self.root)
+        return [Mention(w.text, w.start, self.agent, FOLDER, folders[w.text.lower()])
+                for w in words if w.text.lower() in folders]
+
+    def _look(self, paths: list[Candidate], identifiers: list[Candidate],
+              others: list[Candidate]) -> list[Mention]:
+        found = self._folders(others)
         wanted = {w.text: w for w in identifiers}
         for relative in workspace_files(self.root, self.max_files):
             text = relative.as_posix()
