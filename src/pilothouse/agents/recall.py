@@ -27,8 +27,8 @@ from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.tool import ToolCall
 
-from pilothouse.agents.code_words import CODE_WORDS
 from pilothouse.agents.inventory import Inventory, candidates
+from pilothouse.agents.request_frame import NO_RESOURCE
 from pilothouse.context.relevance import terms
 from pilothouse.context.rewrite import RequestRewriteMiddleware, final_message, with_revised_calls
 from pilothouse.models.tokens import message_text, turn_start
@@ -98,7 +98,7 @@ class RecallMiddleware(RequestRewriteMiddleware):
             said = dict.fromkeys(sentence for question in questions
                                  for _, sentence in sharing(question, earlier))
             names = {m.text.lower() for m in await self.inventory.mentions(
-                         "\n".join([*questions, *said])) if m.kind != CODE_WORDS}
+                         "\n".join([*questions, *said])) if m.kind not in NO_RESOURCE}
         return self._with_recall(response, earlier, names)
 
     @staticmethod

@@ -28,11 +28,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pilothouse.agents.code_words import CODE_WORDS
-from pilothouse.agents.inventory import GROUP_KINDS, Inventory, Mention
+from pilothouse.agents.inventory import FOLDER, GROUP_KINDS, Inventory, Mention
 from pilothouse.agents.question_parts import clauses
 
 #: Where in a text each agent's domain words first occur.
 WordsAt = Callable[[str], dict[str, int]]
+#: Mentions that are evidence of an agent but no resource a pronoun could stand for: words
+#: the workspace's code joins, and ordinary words one of its folders is called ("shell").
+NO_RESOURCE = frozenset({CODE_WORDS, FOLDER})
 #: How many turns' frames a long-running server keeps (a turn's model calls reuse its frame).
 _KEPT_FRAMES = 256
 
@@ -54,14 +57,16 @@ class RequestFrame:
     @property
     def names_resource(self) -> bool:
         """Whether the question names a resource of some inventory (words its code joins
-        into a name are no resource: nothing to say "its" of)."""
-        return any(m.kind != CODE_WORDS for m in self.mentions)
+        into a name, or an ordinary word a folder is called, are no resource: nothing to say
+        "its" of)."""
+        return any(m.kind not in NO_RESOURCE for m in self.mentions)
 
     def names_in(self, text: str) -> bool:
         """Whether a part of the question (`text`) names a resource of some inventory: a name
         is what an inventory holds, whatever its shape (one world's apps are `shopfront`,
         another's `shop-api-blue`)."""
-        return any(m.kind != CODE_WORDS and _mentioned_in(text, m) >= 0 for m in self.mentions)
+        return any(m.kind not in NO_RESOURCE and _mentioned_in(text, m) >= 0
+                   for m in self.mentions)
 
     def agents_for(self, text: str) -> list[str]:
         """The agents a part of the question (`text`) is for, in the order it names them."""
