@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -195,6 +196,31 @@ def test_a_recursive_grep_runs_without_the_secret_files_it_would_open(sandbox: S
         for path in vault.iterdir():
             path.unlink()
         vault.rmdir()
+
+
+def test_a_git_grep_runs_without_the_secret_file_git_tracks(sandbox: Sandbox) -> None:
+    vault = sandbox.workspace / "vault"
+    vault.mkdir()
+    try:
+        git(vault, "init", "-q", "-b", "main")
+        (vault / ".netrc").write_text("machine ci login bot password canary-netrc-value\n")
+        (vault / "notes.md").write_text("the password is rotated monthly\n")
+        git(vault, "add", "-A")
+        git(vault, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q",
+            "-m", "notes and credentials")
+
+        result = sandbox.call("cd vault && git grep -n password")
+
+        # `cat vault/.netrc` is refused; so is git's copy of it: the grep runs without it.
+        assert result["status"] == "ok", result
+        assert result["stdout"] == "notes.md:1:the password is rotated monthly\n"
+        assert result["retried_because"] == ("git grep would read .netrc, which git tracks "
+                                             "and which holds secrets")
+        assert result["command"] == "cd vault && git grep -n password -- ':(top,exclude).netrc'"
+        refused = sandbox.call("cd vault && git show HEAD:.netrc")
+        assert refused["status"] == "refused" and "canary" not in str(refused)
+    finally:
+        shutil.rmtree(vault)
 
 
 def test_ambiguous_quote_is_refused_with_suggestions(sandbox: Sandbox) -> None:

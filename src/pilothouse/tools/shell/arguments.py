@@ -142,6 +142,8 @@ def path_roles(name: str, args: Sequence[str]) -> PathRoles:
         if program_pending:
             program_pending = False
             continue
+        if name == "git" and arg.startswith(":"):
+            continue  # an object (`:path`) or pathspec magic, read from git: `git_secrets`
         positional += 1
         target = writes if write_all or (name == "uniq" and positional == 2) else reads
         if name == "dd":

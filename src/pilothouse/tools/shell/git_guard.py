@@ -3,6 +3,7 @@
 `git status` is read-only, but `git -c core.pager=CMD status`, `git -c alias.x='!CMD' x`,
 `git --exec-path=DIR`, `git fetch --upload-pack=CMD` and `git grep -O CMD` all execute
 arbitrary commands. Keys that name programs are denied; other `-c` overrides need approval.
+What git prints of the secret files it tracks is `git_secrets`' to judge.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from pilothouse.tools.shell.findings import NO_CODE, Finding, GuardContext
+from pilothouse.tools.shell.git_secrets import git_secret_findings
 
 _GIT_CODE_CONFIG = re.compile(
     r"core\.(pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy|worktree|"
@@ -28,6 +30,7 @@ def git_guard(args: Sequence[str], ctx: GuardContext) -> list[Finding]:
     """Findings for `git ARGS`: global options first, then the subcommand's options."""
     found: list[Finding] = []
     sub: str | None = None
+    sub_at, directory, elsewhere = len(args), None, False
     i = 0
     while i < len(args):
         arg = args[i]
@@ -41,6 +44,8 @@ def git_guard(args: Sequence[str], ctx: GuardContext) -> list[Finding]:
             if option:
                 i += 2 if option == arg else 1
                 found.append(ctx.path(value, "write", f"git {option}"))
+                directory = value if option == "-C" else directory
+                elsewhere = elsewhere or option != "-C"
                 continue
             if arg.startswith("--exec-path="):
                 found.append(
@@ -49,12 +54,19 @@ def git_guard(args: Sequence[str], ctx: GuardContext) -> list[Finding]:
             elif arg in ("-p", "--paginate"):
                 found.append(Finding("ask", "git --paginate starts a pager", "Drop --paginate."))
             elif not arg.startswith("-"):
-                sub = arg
+                sub, sub_at = arg, i
         else:
             found.extend(_git_sub_option(sub, arg))
         i += 1
     if sub == "config":
         found.extend(_git_config_command(args))
+    if sub is not None and elsewhere:
+        found.append(Finding("ask", "git --git-dir or --work-tree reads a repository whose "
+                             "secret files are not checked here", "Run git in the folder."))
+    elif sub is not None:
+        here = ctx.directory(directory)
+        found.extend(git_secret_findings(sub, args[sub_at + 1:], here,
+                                         lambda: ctx.git_tracked(here), ctx.is_secret))
     return found
 
 

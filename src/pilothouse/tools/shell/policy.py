@@ -2,7 +2,8 @@
 
 `check_command` is the pure entry point the agent side uses to decide whether to interrupt
 for approval: it has no side effects (it reads the filesystem only to resolve paths, symlinks
-and globs) and gives the same answer the MCP server will.
+and globs, and asks git which secret files it tracks) and gives the same answer the MCP
+server will.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from pilothouse.tools.shell.expansion import (
     expansion_variables,
 )
 from pilothouse.tools.shell.findings import Finding, combine
+from pilothouse.tools.shell.git_secrets import TrackedSecrets, git_state, list_tracked_secrets
 from pilothouse.tools.shell.paths import Access, Workspace
 from pilothouse.tools.shell.repair import describe_repairs, quoting_repairs
 from pilothouse.tools.shell.rules import RuleSet, load_rules_file
@@ -79,6 +81,20 @@ class ShellPolicy:
             workspace, self.rules.secret_patterns, home=self.env.get("HOME")
         )
         self.search_path = self.env.get("PATH", os.defpath)
+        #: The secrets git tracks, per repository folder, with the state they were listed at.
+        self._tracked: dict[Path, tuple[tuple[str, ...], TrackedSecrets]] = {}
+
+    def git_tracked(self, directory: Path) -> TrackedSecrets:
+        """The secret files git tracks for the repository at `directory`, listed again only
+        when its refs or index changed (a listing reads every ref's history)."""
+        state = git_state(directory)
+        kept = self._tracked.get(directory)
+        if kept is not None and kept[0] == state:
+            return kept[1]
+        listing = list_tracked_secrets(directory, lambda p: self.workspace.is_secret(Path(p), p))
+        if not listing.too_large:
+            self._tracked[directory] = (state, listing)
+        return listing
 
     def check(self, command: str) -> PolicyDecision:
         """Decide on `command` as if it ran in the workspace root."""
@@ -114,7 +130,8 @@ class ShellPolicy:
         parts: list[PartDecision] = []
         steps: list[PlannedStep] = []
         findings: list[Finding] = []
-        #: Where each repairable part's options go: the end of its program's word.
+        #: Where each repairable part's options go: the end of its program's word (or of
+        #: its last word: git's pathspecs).
         part_repairs: list[tuple[int, tuple[str, ...]]] = []
         for connector, pipeline in parsed.items:
             step_cwd = cwd
@@ -133,9 +150,8 @@ class ShellPolicy:
                 )
                 findings.append(finding)
                 if finding.repair:
-                    program = simple.words[0]
-                    part_repairs.append((program.position + len(program.raw),
-                                         finding.repair))
+                    word = simple.words[-1 if finding.repair_at_end else 0]
+                    part_repairs.append((word.position + len(word.raw), finding.repair))
                 planned.append(PlannedCommand(tuple(argv), tuple(redirects)))
                 stages.append((self.command_name(argv[0], cwd) if argv else "", argv))
             findings.extend(self._pipeline_findings(stages))
@@ -285,6 +301,15 @@ class _Evaluator:
         if key not in self.walks:
             self.walks[key] = walk_tree(start, self.policy.workspace, skips, follows_links)
         return self.walks[key]
+
+    def directory(self, value: str | None) -> Path:
+        return self.cwd if value is None else self.policy.workspace.resolve(value, self.cwd)
+
+    def git_tracked(self, directory: Path) -> TrackedSecrets:
+        return self.policy.git_tracked(directory)
+
+    def is_secret(self, value: str) -> bool:
+        return self.policy.workspace.is_secret(Path(value), value)
 
 
 def check_command(

@@ -12,8 +12,8 @@ repair: the same command with each secret excluded by name (`Finding.repair`), w
 shell service checks again and runs instead. A tree too large to walk asks a person.
 
 Readers: `grep -r`/`-R`/`-d recurse` (and `egrep`, `fgrep`), `diff -r`, and what `find -exec`
-runs (`guards._find`). `git grep` and other git commands read what git tracks: a secret
-committed to git is git's to expose, and is left to the person.
+runs (`guards._find`). `git grep` and other git commands read git's own copies of the files
+it tracks, judged by `git_secrets` the same way.
 """
 
 from __future__ import annotations
