@@ -22,6 +22,7 @@ from langchain.agents.middleware import ModelRequest
 from langchain_core.tools import BaseTool
 
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
+from pilothouse.agents.inventory import candidates
 from pilothouse.agents.search_query import (
     RETRIEVAL_TOOL,
     GroundedSearchQueryMiddleware,
@@ -31,9 +32,15 @@ from pilothouse.agents.shell_approval import shell_gate
 from pilothouse.agents.shell_intent import DEVOPS_HINTS, SpelledCommandMiddleware
 from pilothouse.agents.tool_hints import tool_hints
 from pilothouse.agents.toolkit import Toolkit
+from pilothouse.agents.workspace_names import WorkspaceNames, folder_contents
 from pilothouse.config import Settings
 from pilothouse.context.intelligence import ExpansionMiddleware
-from pilothouse.context.rewrite import RequestRewriteMiddleware, question_text
+from pilothouse.context.rewrite import (
+    RequestRewriteMiddleware,
+    add_turn_note,
+    first_call,
+    question_text,
+)
 from pilothouse.runtime.held_contexts import entered_together
 from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
 from pilothouse.tools.mcp_connect import call_for_payload, open_mcp_tools, stdio_server
@@ -104,20 +111,35 @@ def names_folder(root: Path, question: str) -> bool:
 
 
 class NamedFolderMiddleware(RequestRewriteMiddleware):
-    """Offers `index_directory` only to a question that names a folder (a path, or a folder
-    of the workspace).
+    """Tells the turn's first call what a folder the question names holds, and offers
+    `index_directory` only to a question that names a folder (a path, or a folder of the
+    workspace).
 
-    Measured on the local model: a question about uncommitted changes in the workspace became
-    `index_directory()`, a re-index of the workspace that answers nothing. A tool whose one
-    use is a folder the person names is not offered when they name none.
+    A name the person uses is resolved against the agent's inventory, as Argo CD's and
+    GitHub's are: an ordinary word that is one of the workspace's folders ("our helm
+    values") is that folder, and the agent is told its path and what `ls` shows of it.
+    Measured on a held-out dev question: "whats the max replicas for prod autoscaling in our
+    helm values" became `helm get values your-chart`, a release the model made up, where the
+    workspace's `deploy/helm/values-production.yaml` answers. Measured on the local model
+    too: a question about uncommitted changes became `index_directory()`, a re-index of the
+    workspace that answers nothing, so a tool whose one use is a folder the person names is
+    not offered when they name none.
     """
 
     def __init__(self, root: Path) -> None:
         super().__init__()
         self.root = root
+        self.names = WorkspaceNames(root)
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
-        if names_folder(self.root, question_text(request)):
+        question = question_text(request)
+        if first_call(request) and (folders := self.names.folders(candidates(question))):
+            described = [f"'{m.text}' is the folder {m.name}/ of the workspace, which holds "
+                         f"{folder_contents(self.root, m.name) or 'nothing'}"
+                         for m in {m.name: m for m in folders}.values()]
+            request = add_turn_note(request, "Resolved against the workspace: "
+                                             + "; ".join(described) + ".")
+        if names_folder(self.root, question):
             return request
         offered = [t for t in request.tools if getattr(t, "name", None) != INDEX_TOOL]
         return request if len(offered) == len(request.tools) else request.override(

@@ -91,6 +91,20 @@ def workspace_folders(root: Path) -> dict[str, str]:
     return found
 
 
+def folder_contents(root: Path, relative: str, limit: int = 12) -> str:
+    """What `ls` shows of the workspace folder `relative`: its entries (folders with a `/`),
+    hidden ones and dependency folders left out, at most `limit` named, the rest counted."""
+    try:
+        entries = sorted((e for e in os.scandir(root / relative) if not e.name.startswith(".")
+                          and e.name not in SKIPPED_DIRS),
+                         key=lambda e: (not e.is_dir(), e.name))
+    except OSError:
+        return ""
+    shown = [e.name + ("/" if e.is_dir() else "") for e in entries[:limit]]
+    more = len(entries) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
 def workspace_files(root: Path, max_files: int) -> Iterator[Path]:
     """The workspace's own files (relative), at most `max_files`, in a stable order."""
     count = 0
@@ -140,7 +154,7 @@ class WorkspaceNames:
         others = [w for w in words if w not in paths and w not in identifiers]
         return await asyncio.to_thread(self._look, paths, identifiers, others)
 
-    def _folders(self, words: list[Candidate]) -> list[Mention]:
+    def folders(self, words: Sequence[Candidate]) -> list[Mention]:
         """The words that name a folder of the workspace: a group of its files, named with
         an ordinary word ("helm", "migrations"), so weak evidence (`FOLDER` is a group
         kind), deciding the agent only for a question nothing else decides."""
@@ -152,7 +166,7 @@ class WorkspaceNames:
 
     def _look(self, paths: list[Candidate], identifiers: list[Candidate],
               others: list[Candidate]) -> list[Mention]:
-        found = self._folders(others)
+        found = self.folders(others)
         wanted = {w.text: w for w in identifiers}
         for relative in workspace_files(self.root, self.max_files):
             text = relative.as_posix()
