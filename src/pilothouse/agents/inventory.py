@@ -34,7 +34,7 @@ from typing import Any, ClassVar, Protocol
 
 from pilothouse.config import Settings
 from pilothouse.errors import PilothouseError
-from pilothouse.tools.argocd.near_names import normal
+from pilothouse.tools.closeness import normal
 from pilothouse.tools.github.connection import GitHubConnection, github_connection
 
 log = logging.getLogger("pilothouse.agents.inventory")

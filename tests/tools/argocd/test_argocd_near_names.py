@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from argocd_harness import Connect
 
-from pilothouse.tools.argocd.near_names import closeness
+from pilothouse.tools.closeness import closeness
 
 
 @pytest.mark.parametrize(("wanted", "name", "close"), [

@@ -72,3 +72,37 @@ def test_permission_error_at_start_is_explained() -> None:
     result = failed(code=126, start_error=PermissionError(13, "Permission denied"),
                     failed_program="./run.sh")
     assert "./run.sh" in diagnose(result, timeout_seconds=30, max_timeout=600)
+
+
+@pytest.mark.parametrize("stderr", [
+    "grep: deploy_configs: No such file or directory",
+    "ls: cannot access 'deploy_configs': No such file or directory",
+    "head: cannot open 'deploy_configs' for reading: No such file or directory",
+    "sed: can't read deploy_configs: No such file or directory",
+    "find: ‘deploy_configs’: No such file or directory",
+    "bash: line 1: cd: deploy_configs: No such file or directory",
+])
+def test_a_missing_path_is_answered_with_the_closest_paths_of_the_workspace(
+    tmp_path: Path, stderr: str,
+) -> None:
+    # However the tool words it, the path it could not find is read off its error.
+    (tmp_path / "deploy" / "helm").mkdir(parents=True)
+    (tmp_path / "deploy" / "helm" / "values.yaml").write_text("")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "node_modules" / "deploy").mkdir(parents=True)  # not the workspace's own
+    text = diagnose(failed(stderr, code=2), timeout_seconds=30, max_timeout=600, root=tmp_path)
+    assert text.startswith("`deploy_configs` does not exist; the closest paths in the "
+                           "workspace are `deploy/`."), text
+
+
+def test_a_missing_path_with_nothing_close_keeps_the_general_advice(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    text = diagnose(failed("cat: /path/to/your-chart.yaml: No such file or directory"),
+                    timeout_seconds=30, max_timeout=600, root=tmp_path)
+    assert text.startswith("A path does not exist: list the directory first")
+    # A file named like the one asked for, in another folder, is named with its folder.
+    (tmp_path / "charts").mkdir()
+    (tmp_path / "charts" / "your-chart.yaml").write_text("")
+    text = diagnose(failed("cat: /path/to/your-chart.yaml: No such file or directory"),
+                    timeout_seconds=30, max_timeout=600, root=tmp_path)
+    assert "`charts/your-chart.yaml`" in text

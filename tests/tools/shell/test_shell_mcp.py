@@ -223,6 +223,22 @@ def test_a_git_grep_runs_without_the_secret_file_git_tracks(sandbox: Sandbox) ->
         shutil.rmtree(vault)
 
 
+def test_a_path_that_does_not_exist_is_answered_with_the_workspaces_closest(
+    sandbox: Sandbox,
+) -> None:
+    charts = sandbox.workspace / "charts"
+    charts.mkdir()
+    try:
+        (charts / "values-live.yaml").write_text("replicas: 3\n")
+        result = sandbox.call("cat chart/values-live.yaml")
+        assert result["status"] == "error", result
+        assert result["guidance"].startswith(
+            "`chart/values-live.yaml` does not exist; the closest paths in the workspace are "
+            "`charts/values-live.yaml`."), result["guidance"]
+    finally:
+        shutil.rmtree(charts)
+
+
 def test_ambiguous_quote_is_refused_with_suggestions(sandbox: Sandbox) -> None:
     result = sandbox.call('grep "hello world README.md')
     assert result["status"] == "refused"

@@ -6,9 +6,8 @@ the inventory itself knows the candidates. Each unknown name is compared with ev
 application's name as the list streams past (names only, by `fields` projection), keeping the
 few closest in a bounded heap, so the memory is the same at 100 or 100,000 applications.
 
-Close means one of: the same name once case, spaces, dots and underscores are normalized; a
-name that contains the one asked for, or is contained in it, as whole hyphen-separated parts
-("shop-api" in "shop-api-blue"); or a similarity ratio of 0.75 or more. Nothing is
+Close is `tools.closeness`: the same name normalized, whole parts of one in the other
+("shop-api" in "shop-api-blue"), or a similarity ratio of 0.75 or more. Nothing is
 picked for the caller: an unknown name is never replaced by a guess, the error names the
 candidates and the person (or the model, with their words) chooses.
 """
@@ -16,9 +15,7 @@ candidates and the person (or the model, with their words) chooses.
 from __future__ import annotations
 
 import heapq
-import re
 from collections.abc import Awaitable, Callable
-from difflib import SequenceMatcher
 from typing import Any
 
 from mcp.types import CallToolResult
@@ -27,36 +24,13 @@ from pilothouse.errors import PilothouseError
 from pilothouse.tools.argocd import rows
 from pilothouse.tools.argocd.client import ArgoCDClient
 from pilothouse.tools.argocd.errors import NotFound
+from pilothouse.tools.closeness import closeness
 from pilothouse.tools.http_api.server import Payload, ToolRunner, View
 
 #: How many candidates an error names.
 MAX_CANDIDATES = 3
-_MIN_RATIO = 0.75
 #: Candidates within this share of the best one's closeness are named beside it.
 _CLEAR = 0.9
-_SEPARATORS = re.compile(r"[\s_.]+")
-
-
-def normal(name: str) -> str:
-    """`name` as names are compared: lower case, separators as hyphens."""
-    return _SEPARATORS.sub("-", name.strip().lower())
-
-
-def closeness(wanted: str, name: str) -> float:
-    """How close `name` is to `wanted`, 0 (not a candidate) to 2 (the same, normalized)."""
-    a, b = normal(wanted), normal(name)
-    if a == b:
-        return 2.0
-    parts_a, parts_b = a.split("-"), b.split("-")
-    if _contains(parts_b, parts_a) or _contains(parts_a, parts_b):
-        return 1.0 + min(len(a), len(b)) / max(len(a), len(b)) / 2
-    ratio = SequenceMatcher(None, a, b).ratio()
-    return ratio if ratio >= _MIN_RATIO else 0.0
-
-
-def _contains(parts: list[str], run: list[str]) -> bool:
-    """Whether `run` occurs in `parts` as consecutive whole parts."""
-    return any(parts[i:i + len(run)] == run for i in range(len(parts) - len(run) + 1))
 
 
 async def near_names(client: ArgoCDClient, wanted: str,

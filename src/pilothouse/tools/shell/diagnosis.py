@@ -13,8 +13,10 @@ import os
 import re
 import shutil
 import signal
+from pathlib import Path
 
 from pilothouse.tools.shell.executor import ExecutionResult
+from pilothouse.tools.shell.near_paths import missing_path_guidance
 
 #: command -> (Debian package, pip package); None where that route does not apply.
 PACKAGES: dict[str, tuple[str | None, str | None]] = {
@@ -157,8 +159,10 @@ def stderr_tail(text: str, lines: int = 15) -> str:
     return "\n".join(kept[-lines:])
 
 
-def diagnose(result: ExecutionResult, *, timeout_seconds: float, max_timeout: float) -> str:
-    """One paragraph of guidance for a run that failed or timed out."""
+def diagnose(result: ExecutionResult, *, timeout_seconds: float, max_timeout: float,
+             root: Path | None = None) -> str:
+    """One paragraph of guidance for a run that failed or timed out; a path that does not
+    exist is answered with the closest paths of the workspace at `root`."""
     if result.timed_out:
         more = (
             f" or raise timeout_seconds (now {timeout_seconds:g} s, at most {max_timeout:g})"
@@ -180,6 +184,8 @@ def diagnose(result: ExecutionResult, *, timeout_seconds: float, max_timeout: fl
     tail = stderr_tail(result.stderr)
     if _PERMISSION.search(tail) or code == 126:
         return _permission(result.failed_program or "the command")
+    if root is not None and (near := missing_path_guidance(tail, root)):
+        return near
     for pattern, advice in _CHECKS:
         if pattern.search(tail):
             return advice

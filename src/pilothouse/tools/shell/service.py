@@ -179,7 +179,8 @@ class ShellService:
             notes.append(f"timeout_seconds was capped at {self.max_timeout:g}.")
         status, reason = self._status(outcome, timeout)
         if status != "ok":
-            notes.append(diagnose(outcome, timeout_seconds=timeout, max_timeout=self.max_timeout))
+            notes.append(diagnose(outcome, timeout_seconds=timeout, max_timeout=self.max_timeout,
+                                  root=self.policy.workspace.root))
         elif outcome.stdout_omitted_bytes:
             notes.append("Output was truncated; narrow the command (head, grep, a filter).")
         extra: dict[str, Any] = {"duration_seconds": round(outcome.duration_seconds, 3)}
