@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import time
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
@@ -143,9 +144,15 @@ class WorkspaceNames:
 
     agent = "devops"
 
+    #: Seconds a walk of the folders serves: a turn looks names up several times (the
+    #: frame, recall, the DevOps agent's first call), and a folder made meanwhile is seen by
+    #: the next turn.
+    FOLDERS_SECONDS = 5.0
+
     def __init__(self, root: Path, *, max_files: int = 5_000) -> None:
         self.root = root
         self.max_files = max_files
+        self._walked: tuple[float, dict[str, str]] | None = None
 
     async def resolve(self, words: Sequence[Candidate]) -> list[Mention]:
         paths = [w for w in words if _PATH_SHAPE.fullmatch(w.text)]
@@ -160,7 +167,10 @@ class WorkspaceNames:
         kind), deciding the agent only for a question nothing else decides."""
         if not words:
             return []
-        folders = workspace_folders(self.root)
+        now = time.monotonic()
+        if self._walked is None or now - self._walked[0] > self.FOLDERS_SECONDS:
+            self._walked = (now, workspace_folders(self.root))
+        folders = self._walked[1]
         return [Mention(w.text, w.start, self.agent, FOLDER, folders[w.text.lower()])
                 for w in words if w.text.lower() in folders]
 
