@@ -166,8 +166,9 @@ async def test_a_folder_named_by_an_ordinary_word_is_told_with_what_it_holds(
 
     requests = setup.chat_model.requests  # type: ignore[attr-defined]
     asked = str(requests[0].messages[-1].content)
-    assert ("'charts' is the folder ops/charts/ of the workspace, which holds templates/, "
-            "values-live.yaml, values.yaml.") in asked, asked
+    assert ("'charts' is the folder ops/charts/ of the workspace, which holds "
+            "ops/charts/templates/, ops/charts/values-live.yaml, ops/charts/values.yaml.") \
+        in asked, asked
     # A question naming no folder gets no note (`billing` is a file's stem, not a folder).
     assert "Resolved against the workspace" not in str(requests[1].messages[-1].content)
 
