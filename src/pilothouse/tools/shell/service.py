@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -22,6 +23,7 @@ from pilothouse.tools.shell.environment import build_environment
 from pilothouse.tools.shell.evidence import CommandEvidence, evidence_of
 from pilothouse.tools.shell.executor import ExecutionLimits, ExecutionResult, execute
 from pilothouse.tools.shell.policy import ShellPolicy
+from pilothouse.tools.shell.respell import respelled, single_command
 
 Status = Literal["ok", "refused", "needs_approval", "error", "timeout"]
 #: Programs whose exit status 1, with nothing on stderr, is an answer, not a failure: a grep
@@ -137,7 +139,31 @@ class ShellService:
             changed = self._evidence_changed(command, decision, approved)
             if changed is not None:
                 return changed
-        return self._execute(decision, timeout_seconds, refused)
+        result = self._execute(decision, timeout_seconds, refused)
+        return self._respelled(decision, result, timeout_seconds, refused) or result
+
+    def _respelled(self, decision: PolicyDecision, result: dict[str, Any],
+                   timeout_seconds: float | None,
+                   refused: PolicyDecision | None) -> dict[str, Any] | None:
+        """A grep for plain words that matched nothing, run again with the words spelled as
+        identifiers (`respell`), when the policy allows that as it stands and it finds lines."""
+        argv = single_command(decision)
+        found = respelled(argv) if result["status"] == "ok" and result["exit_code"] == 1 \
+            and argv else None
+        if found is None:
+            return None
+        spelled, words = found
+        again = self.policy.check(shlex.join(spelled))
+        if not again.allowed:
+            return None
+        second = self._execute(again, timeout_seconds, None)
+        if second["status"] != "ok" or second["exit_code"] != 0:
+            return None
+        why = [refused.reason] if refused is not None else []
+        why.append(f"no line holds '{words}', so its words were searched as code spells "
+                   "them, joined and in any case")
+        return {**second, "retried_from": (refused or decision).command,
+                "retried_because": "; ".join(why)}
 
     def evidence(self, command: str) -> CommandEvidence:
         """What a person approving `command` here is shown: see `evidence.py`."""
