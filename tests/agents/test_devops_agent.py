@@ -146,31 +146,36 @@ async def test_indexing_is_offered_only_to_a_question_naming_a_folder(
     assert "index_directory" in offered[1] and "index_directory" in offered[2]
 
 
-async def test_a_folder_named_by_an_ordinary_word_is_told_with_what_it_holds(
+async def test_a_folder_named_by_an_ordinary_word_is_told_with_its_path(
     tmp_path: Path, scripted_setup: Callable[..., ModelSetup],
     make_settings: Callable[..., Settings],
 ) -> None:
     # A word no list holds ("charts") names a folder because the workspace has one.
     workspace = billing_workspace(tmp_path)
     charts = workspace / "ops" / "charts"
-    (charts / "templates").mkdir(parents=True)
-    for name in ("values.yaml", "values-live.yaml", ".secrets"):
-        (charts / name).write_text("replicas: 3\n")
+    charts.mkdir(parents=True)
+    (charts / "values.yaml").write_text("maxReplicas: 12\n")
     settings = settings_for(make_settings, workspace)
-    setup = scripted_setup(["Nothing to say.", "Nothing to say."], window=32_000,
-                           settings=settings)
+    # The model copies the note's path into a filter: the note is code's, not the person's.
+    setup = scripted_setup([tool_call("retrieve_code_context", query="max replicas",
+                                      path_filter="ops/charts/"), "Twelve.",
+                            "Nothing to say."], window=32_000, settings=settings)
     async with open_devops_toolkit(settings) as toolkit:
+        await index_workspace(toolkit)
         graph = await build(settings, setup, toolkit)
-        for question in ("max replicas in our charts for live?", "how many lines in billing?"):
+        for question in ("max replicas in our charts?", "how many lines in billing?"):
             [e async for e in Conversation(graph, question).ask(question)]
+        state = await graph.aget_state({"configurable": {"thread_id": "max replicas in our "
+                                                                      "charts?"}})
 
     requests = setup.chat_model.requests  # type: ignore[attr-defined]
     asked = str(requests[0].messages[-1].content)
-    assert ("'charts' is the folder ops/charts/ of the workspace, which holds "
-            "ops/charts/templates/, ops/charts/values-live.yaml, ops/charts/values.yaml.") \
-        in asked, asked
+    assert "Resolved against the workspace: 'charts' is the folder ops/charts/ of the " \
+        "workspace." in asked, asked
+    [call] = [c for m in state.values["messages"] for c in getattr(m, "tool_calls", None) or ()]
+    assert "path_filter" not in call["args"] or call["args"]["path_filter"] is None, call
     # A question naming no folder gets no note (`billing` is a file's stem, not a folder).
-    assert "Resolved against the workspace" not in str(requests[1].messages[-1].content)
+    assert "Resolved against the workspace" not in str(requests[2].messages[-1].content)
 
 
 async def test_on_the_local_model_code_passages_get_the_models_explanation(

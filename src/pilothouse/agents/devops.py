@@ -32,7 +32,7 @@ from pilothouse.agents.shell_approval import shell_gate
 from pilothouse.agents.shell_intent import DEVOPS_HINTS, SpelledCommandMiddleware
 from pilothouse.agents.tool_hints import tool_hints
 from pilothouse.agents.toolkit import Toolkit
-from pilothouse.agents.workspace_names import WorkspaceNames, folder_contents
+from pilothouse.agents.workspace_names import WorkspaceNames
 from pilothouse.config import Settings
 from pilothouse.context.intelligence import ExpansionMiddleware
 from pilothouse.context.rewrite import (
@@ -117,7 +117,10 @@ class NamedFolderMiddleware(RequestRewriteMiddleware):
 
     A name the person uses is resolved against the agent's inventory, as Argo CD's and
     GitHub's are: an ordinary word that is one of the workspace's folders ("our helm
-    values") is that folder, and the agent is told its path and what `ls` shows of it.
+    values") is that folder, and the agent is told its path. Not its files: told them, the
+    local model copied one into a retrieval's path filter ("the orders service" is the
+    folder of the code's package, whose `__init__.py` it then searched alone) or grepped
+    every file listed.
     Measured on a held-out dev question: "whats the max replicas for prod autoscaling in our
     helm values" became `helm get values your-chart`, a release the model made up, where the
     workspace's `deploy/helm/values-production.yaml` answers. Measured on the local model
@@ -134,8 +137,7 @@ class NamedFolderMiddleware(RequestRewriteMiddleware):
     def rewrite(self, request: ModelRequest) -> ModelRequest:
         question = question_text(request)
         if first_call(request) and (folders := self.names.folders(candidates(question))):
-            described = [f"'{m.text}' is the folder {m.name}/ of the workspace, which holds "
-                         f"{folder_contents(self.root, m.name) or 'nothing'}"
+            described = [f"'{m.text}' is the folder {m.name}/ of the workspace"
                          for m in {m.name: m for m in folders}.values()]
             request = add_turn_note(request, "Resolved against the workspace: "
                                              + "; ".join(described) + ".")

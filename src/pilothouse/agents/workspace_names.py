@@ -92,22 +92,6 @@ def workspace_folders(root: Path) -> dict[str, str]:
     return found
 
 
-def folder_contents(root: Path, relative: str, limit: int = 12) -> str:
-    """What `ls` shows of the workspace folder `relative`, each entry by its path from the
-    workspace's root (folders with a `/`: a small model copies a path, and measured, one told
-    "holds values.yaml" of `deploy/helm` wrote `helm/values.yaml`), hidden ones and dependency
-    folders left out, at most `limit` named, the rest counted."""
-    try:
-        entries = sorted((e for e in os.scandir(root / relative) if not e.name.startswith(".")
-                          and e.name not in SKIPPED_DIRS),
-                         key=lambda e: (not e.is_dir(), e.name))
-    except OSError:
-        return ""
-    shown = [f"{relative}/{e.name}" + ("/" if e.is_dir() else "") for e in entries[:limit]]
-    more = len(entries) - len(shown)
-    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
-
-
 def workspace_files(root: Path, max_files: int) -> Iterator[Path]:
     """The workspace's own files (relative), at most `max_files`, in a stable order."""
     count = 0
