@@ -156,7 +156,7 @@ async def test_a_folder_named_by_an_ordinary_word_is_told_with_its_path(
     charts.mkdir(parents=True)
     (charts / "values.yaml").write_text("maxReplicas: 12\n")
     settings = settings_for(make_settings, workspace)
-    # The model copies the note's path into a filter: the note is code's, not the person's.
+    # The note resolves the person's word: the path it gives is theirs, respelled.
     setup = scripted_setup([tool_call("retrieve_code_context", query="max replicas",
                                       path_filter="ops/charts/"), "Twelve.",
                             "Nothing to say."], window=32_000, settings=settings)
@@ -173,7 +173,7 @@ async def test_a_folder_named_by_an_ordinary_word_is_told_with_its_path(
     assert "Resolved against the workspace: 'charts' is the folder ops/charts/ of the " \
         "workspace." in asked, asked
     [call] = [c for m in state.values["messages"] for c in getattr(m, "tool_calls", None) or ()]
-    assert "path_filter" not in call["args"] or call["args"]["path_filter"] is None, call
+    assert call["args"]["path_filter"] == "ops/charts/", call
     # A question naming no folder gets no note (`billing` is a file's stem, not a folder).
     assert "Resolved against the workspace" not in str(requests[2].messages[-1].content)
 

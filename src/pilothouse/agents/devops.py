@@ -117,10 +117,11 @@ class NamedFolderMiddleware(RequestRewriteMiddleware):
 
     A name the person uses is resolved against the agent's inventory, as Argo CD's and
     GitHub's are: an ordinary word that is one of the workspace's folders ("our helm
-    values") is that folder, and the agent is told its path. Not its files: told them, the
-    local model copied one into a retrieval's path filter ("the orders service" is the
-    folder of the code's package, whose `__init__.py` it then searched alone) or grepped
-    every file listed.
+    values") is that folder, and the agent is told its path: the person's word, respelled
+    as the workspace spells it (so a filter to it is theirs). Not its files, which are no
+    one's words: told them, the local model copied one into a retrieval's path filter ("the
+    orders service" is the folder of the code's package, whose `__init__.py` it then
+    searched alone) or grepped every file listed.
     Measured on a held-out dev question: "whats the max replicas for prod autoscaling in our
     helm values" became `helm get values your-chart`, a release the model made up, where the
     workspace's `deploy/helm/values-production.yaml` answers. Measured on the local model

@@ -37,7 +37,6 @@ from pilothouse.agents.question_parts import joined_words
 from pilothouse.context.events import ContextAction, report
 from pilothouse.context.rewrite import (
     RequestRewriteMiddleware,
-    before_notes,
     final_message,
     newest_question,
     with_revised_calls,
@@ -63,10 +62,7 @@ def mentioned(value: object, messages: Sequence[BaseMessage], *,
     """Whether `value` occurs as a whole word in a person's message or (unless `people_only`)
     a tool result."""
     said = HumanMessage if people_only else HumanMessage | ToolMessage
-    # A person's words are their message, not the notes code adds after it (`add_turn_note`):
-    # measured, a path a note named was taken for one the person gave.
-    texts = [before_notes(message_text(m)) if people_only else message_text(m)
-             for m in messages if isinstance(m, said)]
+    texts = [message_text(m) for m in messages if isinstance(m, said)]
     # A whole number: not the 1 of "eu-west-1" or "v1.2", yet "deploy 52." at a sentence's end.
     patterns = [re.compile(rf"(?<![\w.-]){re.escape(part)}(?![\w-])(?!\.\d)", re.IGNORECASE)
                 for part in _parts(value)]
