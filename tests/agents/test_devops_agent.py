@@ -178,6 +178,32 @@ async def test_a_folder_named_by_an_ordinary_word_is_told_with_its_path(
     assert "Resolved against the workspace" not in str(requests[2].messages[-1].content)
 
 
+async def test_a_path_the_model_got_wrong_is_corrected_once_not_reported(
+    tmp_path: Path, scripted_setup: Callable[..., ModelSetup],
+    make_settings: Callable[..., Settings],
+) -> None:
+    workspace = billing_workspace(tmp_path)
+    (workspace / "ops" / "charts").mkdir(parents=True)
+    (workspace / "ops" / "charts" / "values.yaml").write_text("maxReplicas: 12\n")
+    settings = settings_for(make_settings, workspace)
+    setup = scripted_setup([
+        tool_call("run_command", command="cat charts/values.yaml"),  # the model's own path
+        tool_call("run_command", command="cat ops/charts/values.yaml"), "Twelve.",
+        # The person's path: the candidates are theirs to read, the model may answer.
+        tool_call("run_command", command="cat chart/values.yaml"), "It is not there.",
+    ], window=32_000, settings=settings)
+    async with open_devops_toolkit(settings) as toolkit:
+        graph = await build(settings, setup, toolkit)
+        for question in ("max replicas in the values?", "cat chart/values.yaml"):
+            [e async for e in Conversation(graph, question).ask(question)]
+
+    choices = [r.tool_choice for r in setup.chat_model.requests]  # type: ignore[attr-defined]
+    # First calls must call; after the miss on its own path the model must call again; after
+    # the corrected read and after the person's own missing path, the choice is the model's.
+    assert choices[1] == "required" and choices[2] in (None, "auto"), choices
+    assert choices[4] in (None, "auto"), choices
+
+
 async def test_on_the_local_model_code_passages_get_the_models_explanation(
     tmp_path: Path, scripted_setup: Callable[..., ModelSetup],
     make_settings: Callable[..., Settings],

@@ -12,13 +12,14 @@ question names are pulled from the index into the model's context before it answ
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 from langchain.agents.middleware import ModelRequest
+from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
@@ -41,6 +42,7 @@ from pilothouse.context.rewrite import (
     first_call,
     question_text,
 )
+from pilothouse.models.tokens import turn_messages
 from pilothouse.runtime.held_contexts import entered_together
 from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
 from pilothouse.tools.mcp_connect import call_for_payload, open_mcp_tools, stdio_server
@@ -149,6 +151,32 @@ class NamedFolderMiddleware(RequestRewriteMiddleware):
             tools=offered)
 
 
+class OwnPathMiddleware(RequestRewriteMiddleware):
+    """A command that failed on a path the model wrote, where the workspace has close paths,
+    is corrected by the model: the next call must call a tool, once a turn.
+
+    The shell answers a path that does not exist with the workspace's closest paths
+    (`tools.shell.near_paths`: the result's `missing_path` and `closest_paths`). Measured on
+    held-out dev questions: told "`helm/values.yaml` does not exist; the closest paths in the
+    workspace are `deploy/helm/values.yaml`", the local model answered with that sentence
+    instead of running its command on the path. A path the person wrote is theirs to correct
+    (the result shows them the candidates), and a second miss is reported, not chased.
+    """
+
+    def rewrite(self, request: ModelRequest) -> ModelRequest:
+        if first_call(request) or request.tool_choice not in (None, "auto") \
+                or not request.messages or not isinstance(request.messages[-1], ToolMessage):
+            return request
+        missed = [m.artifact for m in turn_messages(request.messages)
+                  if isinstance(m, ToolMessage) and isinstance(m.artifact, Mapping)
+                  and m.artifact.get("closest_paths")]
+        newest = request.messages[-1].artifact
+        if len(missed) != 1 or missed[0] is not newest \
+                or str(newest.get("missing_path")) in question_text(request):
+            return request
+        return request.override(tool_choice="required")
+
+
 #: Paths the model may only pass when a person said them. Measured on the local model: asked
 #: how "the orders service" checks tokens, it filtered retrieval to `src/orders.py` (no such
 #: file: an error instead of the passages); a hostile request's `../canary` became
@@ -207,6 +235,7 @@ async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
             after_approval=gate.inside,
             extra_middleware=[ExpansionMiddleware(IndexLookup(tools)),
                               NamedFolderMiddleware(Path(settings.workspace)),
+                              OwnPathMiddleware(),
                               ToolChoiceMiddleware(ANSWERING_TOOLS, REASON_FIRST),
                               *gate.outside,
                               GroundedArgsMiddleware({}, names=GROUNDED_NAMES),

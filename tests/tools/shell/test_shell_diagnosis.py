@@ -10,6 +10,7 @@ import pytest
 
 from pilothouse.tools.shell.diagnosis import diagnose, missing_programs, suggest_install
 from pilothouse.tools.shell.executor import ExecutionResult
+from pilothouse.tools.shell.near_paths import nearest_missing
 
 
 def failed(stderr: str = "", code: int | None = 1, **extra: Any) -> ExecutionResult:
@@ -90,19 +91,22 @@ def test_a_missing_path_is_answered_with_the_closest_paths_of_the_workspace(
     (tmp_path / "deploy" / "helm" / "values.yaml").write_text("")
     (tmp_path / "src").mkdir()
     (tmp_path / "node_modules" / "deploy").mkdir(parents=True)  # not the workspace's own
-    text = diagnose(failed(stderr, code=2), timeout_seconds=30, max_timeout=600, root=tmp_path)
+    text = diagnose(failed(stderr, code=2), timeout_seconds=30, max_timeout=600,
+                    near=nearest_missing(stderr, tmp_path))
     assert text.startswith("`deploy_configs` does not exist; the closest paths in the "
                            "workspace are `deploy/`."), text
 
 
 def test_a_missing_path_with_nothing_close_keeps_the_general_advice(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
-    text = diagnose(failed("cat: /path/to/your-chart.yaml: No such file or directory"),
-                    timeout_seconds=30, max_timeout=600, root=tmp_path)
+    stderr = "cat: /path/to/your-chart.yaml: No such file or directory"
+    assert nearest_missing(stderr, tmp_path) is None
+    text = diagnose(failed(stderr), timeout_seconds=30, max_timeout=600)
     assert text.startswith("A path does not exist: list the directory first")
     # A file named like the one asked for, in another folder, is named with its folder.
     (tmp_path / "charts").mkdir()
     (tmp_path / "charts" / "your-chart.yaml").write_text("")
-    text = diagnose(failed("cat: /path/to/your-chart.yaml: No such file or directory"),
-                    timeout_seconds=30, max_timeout=600, root=tmp_path)
-    assert "`charts/your-chart.yaml`" in text
+    near = nearest_missing(stderr, tmp_path)
+    assert near is not None and near.closest == ("charts/your-chart.yaml",)
+    assert "`charts/your-chart.yaml`" in diagnose(failed(stderr), timeout_seconds=30,
+                                                  max_timeout=600, near=near)

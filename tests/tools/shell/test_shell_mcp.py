@@ -235,6 +235,8 @@ def test_a_path_that_does_not_exist_is_answered_with_the_workspaces_closest(
         assert result["guidance"].startswith(
             "`chart/values-live.yaml` does not exist; the closest paths in the workspace are "
             "`charts/values-live.yaml`."), result["guidance"]
+        assert result["missing_path"] == "chart/values-live.yaml"
+        assert result["closest_paths"] == ["charts/values-live.yaml"]
     finally:
         shutil.rmtree(charts)
 

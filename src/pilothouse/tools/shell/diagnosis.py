@@ -13,10 +13,9 @@ import os
 import re
 import shutil
 import signal
-from pathlib import Path
 
 from pilothouse.tools.shell.executor import ExecutionResult
-from pilothouse.tools.shell.near_paths import missing_path_guidance
+from pilothouse.tools.shell.near_paths import NearPaths
 
 #: command -> (Debian package, pip package); None where that route does not apply.
 PACKAGES: dict[str, tuple[str | None, str | None]] = {
@@ -160,9 +159,9 @@ def stderr_tail(text: str, lines: int = 15) -> str:
 
 
 def diagnose(result: ExecutionResult, *, timeout_seconds: float, max_timeout: float,
-             root: Path | None = None) -> str:
+             near: NearPaths | None = None) -> str:
     """One paragraph of guidance for a run that failed or timed out; a path that does not
-    exist is answered with the closest paths of the workspace at `root`."""
+    exist is answered with the workspace's closest paths (`near`) when it has any."""
     if result.timed_out:
         more = (
             f" or raise timeout_seconds (now {timeout_seconds:g} s, at most {max_timeout:g})"
@@ -184,8 +183,8 @@ def diagnose(result: ExecutionResult, *, timeout_seconds: float, max_timeout: fl
     tail = stderr_tail(result.stderr)
     if _PERMISSION.search(tail) or code == 126:
         return _permission(result.failed_program or "the command")
-    if root is not None and (near := missing_path_guidance(tail, root)):
-        return near
+    if near is not None:
+        return near.guidance()
     for pattern, advice in _CHECKS:
         if pattern.search(tail):
             return advice

@@ -15,6 +15,7 @@ from __future__ import annotations
 import heapq
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from pilothouse.tools.closeness import closeness
@@ -64,13 +65,24 @@ def near_paths(root: Path, wanted: str, limit: int = MAX_CANDIDATES) -> list[str
     return [path for _, _, path in sorted(best, reverse=True)]
 
 
-def missing_path_guidance(stderr: str, root: Path) -> str | None:
-    """What to do about the first missing path of `stderr`: the workspace's closest paths,
-    or None when stderr names none (or nothing in the workspace is close)."""
+@dataclass(frozen=True)
+class NearPaths:
+    """A path a command could not find, and the workspace's closest paths to it."""
+
+    missing: str
+    closest: tuple[str, ...]
+
+    def guidance(self) -> str:
+        shown = ", ".join(f"`{c}`" for c in self.closest)
+        return (f"`{self.missing}` does not exist; the closest paths in the workspace are "
+                f"{shown}. Use one of them, or `find . -name '<name>'` for another.")
+
+
+def nearest_missing(stderr: str, root: Path) -> NearPaths | None:
+    """The first missing path of `stderr` that the workspace has close paths to (None: stderr
+    names no missing path, or nothing in the workspace is close)."""
     for wanted in missing_paths(stderr)[:2]:
         candidates = near_paths(root, wanted)
         if candidates:
-            shown = ", ".join(f"`{c}`" for c in candidates)
-            return (f"`{wanted}` does not exist; the closest paths in the workspace are "
-                    f"{shown}. Use one of them, or `find . -name '<name>'` for another.")
+            return NearPaths(wanted, tuple(candidates))
     return None

@@ -56,6 +56,12 @@ class RunCommandResult(BaseModel):
     kind: str | None = Field(
         default=None, description="Why an approved command did not run (EvidenceChanged)."
     )
+    missing_path: str | None = Field(
+        default=None, description="A path the command could not find."
+    )
+    closest_paths: list[str] | None = Field(
+        default=None, description="The workspace's paths closest to the missing one."
+    )
     evidence: dict[str, Any] | None = Field(
         default=None, description="The evidence now: the command, directory and file digests."
     )

@@ -18,10 +18,16 @@ from pilothouse.errors import ApprovalRequired
 from pilothouse.redaction import Redactor
 from pilothouse.tools.shell.approval import ApprovalVerifier, resolve_secret
 from pilothouse.tools.shell.decision import PolicyDecision
-from pilothouse.tools.shell.diagnosis import diagnose, missing_programs, suggest_install
+from pilothouse.tools.shell.diagnosis import (
+    diagnose,
+    missing_programs,
+    stderr_tail,
+    suggest_install,
+)
 from pilothouse.tools.shell.environment import build_environment
 from pilothouse.tools.shell.evidence import CommandEvidence, evidence_of
 from pilothouse.tools.shell.executor import ExecutionLimits, ExecutionResult, execute
+from pilothouse.tools.shell.near_paths import nearest_missing
 from pilothouse.tools.shell.policy import ShellPolicy
 from pilothouse.tools.shell.respell import respelled, single_command
 
@@ -204,12 +210,15 @@ class ShellService:
         if requested > self.max_timeout:
             notes.append(f"timeout_seconds was capped at {self.max_timeout:g}.")
         status, reason = self._status(outcome, timeout)
+        extra: dict[str, Any] = {"duration_seconds": round(outcome.duration_seconds, 3)}
         if status != "ok":
+            near = nearest_missing(stderr_tail(outcome.stderr), self.workspace)
+            if near is not None:
+                extra |= {"missing_path": near.missing, "closest_paths": list(near.closest)}
             notes.append(diagnose(outcome, timeout_seconds=timeout, max_timeout=self.max_timeout,
-                                  root=self.policy.workspace.root))
+                                  near=near))
         elif outcome.stdout_omitted_bytes:
             notes.append("Output was truncated; narrow the command (head, grep, a filter).")
-        extra: dict[str, Any] = {"duration_seconds": round(outcome.duration_seconds, 3)}
         if refused is not None:
             extra["retried_from"] = refused.command
             extra["retried_because"] = refused.reason
