@@ -25,6 +25,16 @@ def git(root: Path, *args: str) -> str:
                           capture_output=True, text=True).stdout
 
 
+def one_commit(root: Path) -> Path:
+    """A repository at `root` whose one commit tracks `a.txt`, no secret."""
+    root.mkdir(parents=True)
+    git(root, "init", "-q")
+    (root / "a.txt").write_text("x\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "a")
+    return root
+
+
 def decide(command: str, root: Path) -> str:
     return check_command(command, workspace=root, env=ENV).action
 
@@ -89,12 +99,7 @@ def test_what_does_not_read_a_secret_is_allowed(repo: Path, tmp_path: Path) -> N
     # A path given without `--` narrows what git reads, as git itself decides.
     assert decide("git grep TOKEN src", repo) == "allow"
     # A repository that tracks no secret is not slowed by refusals.
-    clean = tmp_path / "clean"
-    clean.mkdir()
-    git(clean, "init", "-q")
-    (clean / "a.txt").write_text("x\n")
-    git(clean, "add", ".")
-    git(clean, "commit", "-q", "-m", "a")
+    clean = one_commit(tmp_path / "clean")
     for command in ("git log -p", "git grep x", "git show HEAD"):
         assert decide(command, clean) == "allow", command
     # Outside any repository git has nothing to print.
@@ -117,12 +122,7 @@ def test_a_path_given_without_a_separator_gets_the_exact_command_to_send(repo: P
 
 
 def test_a_new_commit_of_a_secret_is_seen_by_the_next_command(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
-    root.mkdir()
-    git(root, "init", "-q")
-    (root / "a.txt").write_text("x\n")
-    git(root, "add", ".")
-    git(root, "commit", "-q", "-m", "a")
+    root = one_commit(tmp_path / "ws")
     policy = ShellPolicy(root, env=ENV)
     assert policy.check("git log -p").action == "allow"
     assert policy.check("git log -p").action == "allow"  # the listing is kept
