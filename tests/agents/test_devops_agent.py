@@ -153,29 +153,38 @@ async def test_a_folder_named_by_an_ordinary_word_is_told_with_its_path(
     # A word no list holds ("charts") names a folder because the workspace has one.
     workspace = billing_workspace(tmp_path)
     charts = workspace / "ops" / "charts"
-    charts.mkdir(parents=True)
-    (charts / "values.yaml").write_text("maxReplicas: 12\n")
+    (charts / "templates").mkdir(parents=True)
+    for name in ("values.yaml", "values-live.yaml", ".secrets"):
+        (charts / name).write_text("maxReplicas: 12\n")
+    (workspace / "invoicing").mkdir()
+    (workspace / "invoicing" / "totals.py").write_text(MODULE)
     settings = settings_for(make_settings, workspace)
     # The note resolves the person's word: the path it gives is theirs, respelled.
     setup = scripted_setup([tool_call("retrieve_code_context", query="max replicas",
                                       path_filter="ops/charts/"), "Twelve.",
-                            "Nothing to say."], window=32_000, settings=settings)
+                            "Nothing to say.", "Nothing to say."], window=32_000,
+                           settings=settings)
+    questions = ("max replicas in our charts?", "how does invoicing add tax?",
+                 "how many lines in billing?")
     async with open_devops_toolkit(settings) as toolkit:
         await index_workspace(toolkit)
         graph = await build(settings, setup, toolkit)
-        for question in ("max replicas in our charts?", "how many lines in billing?"):
+        for question in questions:
             [e async for e in Conversation(graph, question).ask(question)]
-        state = await graph.aget_state({"configurable": {"thread_id": "max replicas in our "
-                                                                      "charts?"}})
+        state = await graph.aget_state({"configurable": {"thread_id": questions[0]}})
 
-    requests = setup.chat_model.requests  # type: ignore[attr-defined]
-    asked = str(requests[0].messages[-1].content)
-    assert "Resolved against the workspace: 'charts' is the folder ops/charts/ of the " \
-        "workspace." in asked, asked
+    asked = [str(r.messages[-1].content)
+             for r in setup.chat_model.requests]  # type: ignore[attr-defined]
+    # A folder of configuration is told with the paths of what it holds (not hidden files).
+    assert ("Resolved against the workspace: 'charts' is the folder ops/charts/ of the "
+            "workspace, which holds ops/charts/templates/, ops/charts/values-live.yaml, "
+            "ops/charts/values.yaml.") in asked[0], asked[0]
     [call] = [c for m in state.values["messages"] for c in getattr(m, "tool_calls", None) or ()]
     assert call["args"]["path_filter"] == "ops/charts/", call
+    # A folder of a program's source by its path alone: its files are read by meaning.
+    assert "'invoicing' is the folder invoicing/ of the workspace." in asked[2], asked[2]
     # A question naming no folder gets no note (`billing` is a file's stem, not a folder).
-    assert "Resolved against the workspace" not in str(requests[2].messages[-1].content)
+    assert "Resolved against the workspace" not in asked[3]
 
 
 async def test_a_path_the_model_got_wrong_is_corrected_once_not_reported(

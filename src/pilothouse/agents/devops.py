@@ -23,7 +23,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
-from pilothouse.agents.inventory import candidates
+from pilothouse.agents.inventory import Mention, candidates
 from pilothouse.agents.search_query import (
     RETRIEVAL_TOOL,
     GroundedSearchQueryMiddleware,
@@ -33,7 +33,7 @@ from pilothouse.agents.shell_approval import shell_gate
 from pilothouse.agents.shell_intent import DEVOPS_HINTS, SpelledCommandMiddleware
 from pilothouse.agents.tool_hints import tool_hints
 from pilothouse.agents.toolkit import Toolkit
-from pilothouse.agents.workspace_names import WorkspaceNames
+from pilothouse.agents.workspace_names import WorkspaceNames, folder_entries
 from pilothouse.config import Settings
 from pilothouse.context.intelligence import ExpansionMiddleware
 from pilothouse.context.rewrite import (
@@ -119,11 +119,13 @@ class NamedFolderMiddleware(RequestRewriteMiddleware):
 
     A name the person uses is resolved against the agent's inventory, as Argo CD's and
     GitHub's are: an ordinary word that is one of the workspace's folders ("our helm
-    values") is that folder, and the agent is told its path: the person's word, respelled
-    as the workspace spells it (so a filter to it is theirs). Not its files, which are no
-    one's words: told them, the local model copied one into a retrieval's path filter ("the
-    orders service" is the folder of the code's package, whose `__init__.py` it then
-    searched alone) or grepped every file listed.
+    values") is that folder, and the agent is told its path (the person's word, respelled
+    as the workspace spells it) and, for a folder of configuration, data or documents, the
+    paths of what it holds: measured, told the folder alone, the local model wrote
+    `helm/values.yaml` for `deploy/helm/values.yaml`. A folder of a program's source is told
+    by its path alone: its files are read by meaning (retrieval), and told them, the local
+    model copied one into a retrieval's path filter ("the orders service" is the folder of
+    the code's package, whose `__init__.py` it then searched alone) or grepped every one.
     Measured on a held-out dev question: "whats the max replicas for prod autoscaling in our
     helm values" became `helm get values your-chart`, a release the model made up, where the
     workspace's `deploy/helm/values-production.yaml` answers. Measured on the local model
@@ -137,11 +139,18 @@ class NamedFolderMiddleware(RequestRewriteMiddleware):
         self.root = root
         self.names = WorkspaceNames(root)
 
+    def _described(self, folder: Mention) -> str:
+        said = f"'{folder.text}' is the folder {folder.name}/ of the workspace"
+        shown, count, code = folder_entries(self.root, folder.name)
+        if code or not shown:
+            return said
+        more = f" and {count - len(shown)} more" if count > len(shown) else ""
+        return f"{said}, which holds {', '.join(shown)}{more}"
+
     def rewrite(self, request: ModelRequest) -> ModelRequest:
         question = question_text(request)
         if first_call(request) and (folders := self.names.folders(candidates(question))):
-            described = [f"'{m.text}' is the folder {m.name}/ of the workspace"
-                         for m in {m.name: m for m in folders}.values()]
+            described = [self._described(m) for m in {m.name: m for m in folders}.values()]
             request = add_turn_note(request, "Resolved against the workspace: "
                                              + "; ".join(described) + ".")
         if names_folder(self.root, question):

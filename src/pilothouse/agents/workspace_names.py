@@ -26,6 +26,7 @@ from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 from pilothouse.agents.inventory import FOLDER, Candidate, Mention
+from pilothouse.tools.rag.boundaries import PROGRAM_LANGUAGES, language_for
 
 #: Directories that are not the workspace's own code.
 SKIPPED_DIRS = frozenset({"node_modules", "venv", ".venv", "site-packages", "__pycache__",
@@ -90,6 +91,21 @@ def workspace_folders(root: Path) -> dict[str, str]:
         if name not in _GENERIC_PACKAGES and len(name) > 2:
             found.setdefault(name, child.relative_to(root).as_posix())
     return found
+
+
+def folder_entries(root: Path, relative: str, limit: int = 12) -> tuple[list[str], int, bool]:
+    """What `ls` shows of the workspace folder `relative`: its first `limit` entries by their
+    paths from the workspace's root (folders with a `/`; hidden and dependency folders left
+    out), how many there are, and whether any file in it is a program's source."""
+    try:
+        entries = sorted((e for e in os.scandir(root / relative) if not e.name.startswith(".")
+                          and e.name not in SKIPPED_DIRS),
+                         key=lambda e: (not e.is_dir(), e.name))
+    except OSError:
+        return [], 0, False
+    code = any(language_for(e.name) in PROGRAM_LANGUAGES for e in entries if e.is_file())
+    return ([f"{relative}/{e.name}" + ("/" if e.is_dir() else "") for e in entries[:limit]],
+            len(entries), code)
 
 
 def workspace_files(root: Path, max_files: int) -> Iterator[Path]:

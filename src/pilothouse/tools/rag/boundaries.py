@@ -26,6 +26,9 @@ _SUFFIXES: dict[str, str] = {
     ".tf": "hcl", ".hcl": "hcl", ".json": "json", ".sql": "sql",
 }
 _NAMES = {"dockerfile": "dockerfile", "makefile": "makefile", "gnumakefile": "makefile"}
+#: Languages whose files are programs: the rest are configuration, data, scripts or prose.
+PROGRAM_LANGUAGES = frozenset({"python", "javascript", "typescript", "go", "rust", "java",
+                               "kotlin", "c", "cpp"})
 
 
 def language_for(filename: str) -> str:
