@@ -123,6 +123,27 @@ async def test_retrieve_indexes_the_default_root_on_first_use(
     assert "window[client_id] = used + 1" in top["text"]
 
 
+async def test_a_retrieval_for_a_name_says_every_file_that_holds_it(
+    server_for: ServerFor, big_repo: Path
+) -> None:
+    # `run_job_3` is defined in one file, called in another and named in a note (beside
+    # `run_job_30`, another name): passages are the closest few, the files are all of them.
+    (big_repo / "runner.py").write_text("from job_3 import run_job_3\n\nrun_job_3()\n")
+    (big_repo / "NOTES.md").write_text("Retry run_job_3 by hand; run_job_30 is another.\n")
+    async with Client(server_for(big_repo)) as client:
+        await client.call_tool("index_directory", {})
+        result = await client.call_tool(
+            "retrieve_code_context", {"query": "which files use run_job_3?", "k": 3})
+        plain = payload(await client.call_tool(
+            "retrieve_code_context", {"query": "how is a job run", "k": 3}))
+    body = payload(result)
+    assert body["occurrences"] == [{"name": "run_job_3", "total": 3,
+                                    "files": ["NOTES.md", "job_3.py", "runner.py"]}]
+    assert ("`run_job_3` occurs in 3 files: `NOTES.md`, `job_3.py`, `runner.py`."
+            in text_of(result))
+    assert "occurrences" not in plain  # a question naming no identifier
+
+
 async def test_retrieval_returns_at_least_three_passages(
     server_for: ServerFor, big_repo: Path
 ) -> None:

@@ -14,6 +14,8 @@ from pilothouse.tools.rag.index import Hit, IndexReport
 
 #: Upper bound of one retrieve_code_context answer, in characters.
 MAX_ANSWER_CHARS = 8000
+#: Files named per identifier of the query (the rest are counted).
+MAX_OCCURRENCE_FILES = 20
 _MIN_SNIPPET = 300
 #: Room for a hit's path, lines, symbol and score next to its text.
 _HIT_OVERHEAD = 120
@@ -44,15 +46,20 @@ def render_hits(
     budget: int = MAX_ANSWER_CHARS,
     indexing: dict[str, int] | None = None,
     note: str | None = None,
+    occurrences: dict[str, list[str]] | None = None,
 ) -> str:
     """Compact JSON for the model, at most `budget` characters.
 
     `indexing` (files done and total) says an index run is still going, so the hits cover only
-    the files indexed so far; `note` says where the hits come from instead of the default.
+    the files indexed so far; `note` says where the hits come from instead of the default;
+    `occurrences` names every file that holds each identifier of the query (20 shown).
     """
 
     def encode(items: list[dict[str, Any]], dropped: int) -> str:
         body: dict[str, Any] = {"root": root, "query": query, "hits": items}
+        if occurrences:
+            body["occurrences"] = [{"name": name, "files": files[:MAX_OCCURRENCE_FILES],
+                                    "total": len(files)} for name, files in occurrences.items()]
         if dropped:
             body["omitted_hits"] = dropped
         if indexing is not None:

@@ -47,7 +47,7 @@ _BACKTICK = re.compile(r"`([^`\s]+)`")
 _IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\b")
 
 
-def _is_named_identifier(word: str) -> bool:
+def is_named_identifier(word: str) -> bool:
     """snake_case, camelCase, CamelCase, CONSTANT_CASE or dotted: how code names look in prose."""
     if "." in word or "_" in word.strip("_"):
         return True
@@ -64,7 +64,7 @@ def mentions(question: str) -> tuple[list[str], list[str]]:
     names = [m.group(1) for m in _BACKTICK.finditer(question)]
     for m in _IDENT.finditer(question):
         word = m.group(0)
-        if word.lower() not in STOPWORDS and _is_named_identifier(word) and word not in paths:
+        if word.lower() not in STOPWORDS and is_named_identifier(word) and word not in paths:
             names.append(word)
     # A lone capitalized word mid-sentence ("is Settings frozen?") may name a class. Only
     # names that match real symbols count later, so a wrong guess costs nothing.
@@ -89,6 +89,11 @@ class Catalog:
             document_tokens(r.path, " ".join(r.names) or r.symbol, r.text) for r in self.records
         ]
         return KeywordIndex([r.id for r in self.records], corpus)
+
+    def files_naming(self, name: str) -> list[str]:
+        """The indexed files whose text holds `name` as a whole word, in path order."""
+        word = re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
+        return sorted({r.path for r in self.records if name in r.text and word.search(r.text)})
 
     def matching_paths(self, path_filter: str) -> list[str]:
         """Paths matching a glob (`src/**/*.py`, `*config*`) or, without wildcards, a substring."""

@@ -19,7 +19,7 @@ from typing import Any
 from chromadb.api.models.Collection import Collection
 
 from pilothouse.errors import UserInputError
-from pilothouse.tools.rag.catalog import Catalog, FileHint
+from pilothouse.tools.rag.catalog import Catalog, FileHint, is_named_identifier, mentions
 from pilothouse.tools.rag.chunking import Chunk, chunk_text
 from pilothouse.tools.rag.embeddings import MiniLMEmbeddings
 from pilothouse.tools.rag.files import (
@@ -298,6 +298,22 @@ class CodeIndex:
             relative = round(fused[cid] / top_possible, 4)
             hits.append(Hit(r.path, r.start_line, r.end_line, r.symbol, relative, r.text))
         return sorted(hits, key=lambda h: -h.score)
+
+    def occurrences(self, query: str, root: str | Path | None = None,
+                    names: int = 3) -> dict[str, list[str]]:
+        """Every indexed file that holds each identifier `query` names (snake_case,
+        CamelCase, CONSTANT_CASE; at most `names` of them), for those that occur at all.
+
+        Retrieval returns the few passages closest in meaning; where a name of the code
+        occurs is an exact fact the index holds whole, and it is what "which files use X"
+        asks. Measured on a held-out dev question: "which files reference PoolExhausted"
+        came as a retrieval whose five passages were from three files, and the answer named
+        the one that defines it, not the one that catches it.
+        """
+        catalog = self.catalog(root)
+        wanted = [n for n in mentions(query)[1] if is_named_identifier(n)][:names]
+        found = {name: catalog.files_naming(name) for name in wanted}
+        return {name: files for name, files in found.items() if files}
 
     def find_files_for(self, question: str, root: str | Path | None = None) -> list[FileHint]:
         """Files and symbols a question names (`auth.py`, `build_agent`), exact matches first."""

@@ -168,9 +168,15 @@ def build_rag_server(
             hits = _merged(hits, scanned.hits, k)
             note = _scan_note(indexer.status(root), refused, scanned.files_read,
                               scanned.complete)
+        # Where each name of the query occurs, from a whole index only (a partial one would
+        # leave files out of a list that says "every").
+        occurrences = await anyio.to_thread.run_sync(
+            lambda: indexer.index.occurrences(query, root=root)) if indexed and not partial \
+            else None
         # A refresh of a whole index (this server's first retrieval) is not worth a word.
         return _hits(render_hits(str(root), query, hits,
-                                 indexing=indexer.status(root) if partial else None, note=note))
+                                 indexing=indexer.status(root) if partial else None, note=note,
+                                 occurrences=occurrences))
 
     @server.tool(structured_output=False, annotations=READS)
     async def find_named_code(question: str, limit: int = 4) -> CallToolResult:

@@ -23,7 +23,8 @@ def _snippet(hit: Mapping[str, Any]) -> str:
 
 
 def hits_view(payload: Mapping[str, Any]) -> str:
-    """`retrieve_code_context`'s answer: a line saying what was found, then each snippet."""
+    """`retrieve_code_context`'s answer: a line saying what was found, every file that holds
+    each identifier of the query, then each snippet."""
     hits = [h for h in payload.get("hits") or [] if isinstance(h, Mapping)]
     query = payload.get("query", "")
     head = (f"{len(hits)} code passage{'s' * (len(hits) != 1)} for '{query}'" if hits
@@ -31,6 +32,12 @@ def hits_view(payload: Mapping[str, Any]) -> str:
     if payload.get("omitted_hits"):
         head += f" ({payload['omitted_hits']} more left out to fit)"
     parts = [head + "."]
+    for named in payload.get("occurrences") or []:
+        files = [f"`{f}`" for f in named.get("files") or []]
+        total = int(named.get("total") or len(files))
+        more = f" and {total - len(files)} more" if total > len(files) else ""
+        parts.append(f"`{named.get('name')}` occurs in {total} file{'s' * (total != 1)}: "
+                     f"{', '.join(files)}{more}.")
     if payload.get("note"):
         parts.append(f"Note: {payload['note']}")
     parts += [_snippet(h) for h in hits]
