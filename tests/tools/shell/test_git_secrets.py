@@ -138,3 +138,21 @@ def test_a_new_commit_of_a_secret_is_seen_by_the_next_command(tmp_path: Path) ->
 def test_git_run_elsewhere_than_its_folder_asks(repo: Path) -> None:
     assert decide("git -C src log -p", repo) == "deny"  # -C: that folder's repository
     assert decide("git --git-dir=.git log -p", repo) == "ask"
+
+
+def test_git_lists_only_the_secret_files_however_large_the_history(tmp_path: Path) -> None:
+    from pilothouse.tools.shell.git_secrets import list_tracked_secrets, secret_pathspecs
+
+    # The policy's patterns as git pathspecs: anywhere in the tree, folders whole.
+    assert secret_pathspecs(["*/.aws/credentials", "*/.ssh/*", ".env", "/etc/shadow"]) == [
+        ":(glob,icase)**/.aws/credentials", ":(glob,icase)**/.ssh/**", ":(glob,icase)**/.env"]
+    root = one_commit(tmp_path / "ws")
+    (root / "ops" / ".aws").mkdir(parents=True)
+    (root / "ops" / ".aws" / "credentials").write_text("aws_secret_access_key=x\n")
+    (root / "ops" / "readme.txt").write_text("x\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "ops")
+    policy = ShellPolicy(root, env=ENV)
+    listing = list_tracked_secrets(root, policy.workspace.secret_patterns,
+                                   lambda p: policy.workspace.is_secret(Path(p), p))
+    assert listing.paths == ("ops/.aws/credentials",) and len(listing.blobs) == 1

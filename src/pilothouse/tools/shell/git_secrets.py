@@ -101,17 +101,36 @@ def git_state(cwd: Path) -> tuple[str, ...]:
     return top, indexed, refs
 
 
-def list_tracked_secrets(cwd: Path, is_secret: Callable[[str], bool],
+def secret_pathspecs(patterns: Sequence[str]) -> list[str]:
+    """Git pathspecs for the secret-file patterns that can name a file in a repository, so
+    git lists only those (its output stays small however large the history): a name
+    pattern anywhere in the tree, `*/x` as `**/x`, a folder's `/*` as everything under it.
+    Absolute and home patterns (`/etc/shadow`, `~/.ssh/*`) name nothing in a repository."""
+    specs = []
+    for pattern in patterns:
+        if pattern.startswith(("/", "~")):
+            continue
+        body = pattern.removeprefix("*/")
+        body = body[:-2] + "/**" if body.endswith("/*") else body
+        specs.append(f":(glob,icase)**/{body}")
+    return specs
+
+
+def list_tracked_secrets(cwd: Path, patterns: Sequence[str], is_secret: Callable[[str], bool],
                          timeout: float = LIST_SECONDS) -> TrackedSecrets:
-    """The secrets git tracks for the repository at `cwd` (empty outside a repository)."""
+    """The secrets git tracks for the repository at `cwd` (empty outside a repository):
+    the files matching `patterns` that git lists, each checked again by `is_secret`."""
+    specs = ["--", *secret_pathspecs(patterns)]
+    if len(specs) == 1:
+        return TrackedSecrets()
     try:
         top_text = _git(cwd, "rev-parse", "--show-toplevel", timeout=timeout)
         if top_text is None:
             return TrackedSecrets()
         top = Path(top_text.strip())
-        index = _git(top, "ls-files", "--stage", "-z", timeout=timeout) or ""
+        index = _git(top, "ls-files", "--stage", "-z", *specs, timeout=timeout) or ""
         history = _git(top, "log", "--all", "--root", "--raw", "--no-abbrev", "--no-renames",
-                       "--no-ext-diff", "--no-textconv", "--format=", "-z",
+                       "--no-ext-diff", "--no-textconv", "--format=", "-z", *specs,
                        timeout=timeout) or ""
     except subprocess.TimeoutExpired:
         return TrackedSecrets(too_large=True)

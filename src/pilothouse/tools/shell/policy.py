@@ -91,7 +91,8 @@ class ShellPolicy:
         kept = self._tracked.get(directory)
         if kept is not None and kept[0] == state:
             return kept[1]
-        listing = list_tracked_secrets(directory, lambda p: self.workspace.is_secret(Path(p), p))
+        listing = list_tracked_secrets(directory, self.workspace.secret_patterns,
+                                       lambda p: self.workspace.is_secret(Path(p), p))
         if not listing.too_large:
             self._tracked[directory] = (state, listing)
         return listing
