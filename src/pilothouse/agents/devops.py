@@ -113,25 +113,23 @@ def names_folder(root: Path, question: str) -> bool:
 
 
 class NamedFolderMiddleware(RequestRewriteMiddleware):
-    """Tells the turn's first call what a folder the question names holds, and offers
+    """Tells the turn's first call what a folder the question names is, and offers
     `index_directory` only to a question that names a folder (a path, or a folder of the
     workspace).
 
     A name the person uses is resolved against the agent's inventory, as Argo CD's and
     GitHub's are: an ordinary word that is one of the workspace's folders ("our helm
-    values") is that folder, and the agent is told its path (the person's word, respelled
-    as the workspace spells it) and, for a folder of configuration, data or documents, the
-    paths of what it holds: measured, told the folder alone, the local model wrote
-    `helm/values.yaml` for `deploy/helm/values.yaml`. A folder of a program's source is told
-    by its path alone: its files are read by meaning (retrieval), and told them, the local
-    model copied one into a retrieval's path filter ("the orders service" is the folder of
-    the code's package, whose `__init__.py` it then searched alone) or grepped every one.
-    Measured on a held-out dev question: "whats the max replicas for prod autoscaling in our
-    helm values" became `helm get values your-chart`, a release the model made up, where the
-    workspace's `deploy/helm/values-production.yaml` answers. Measured on the local model
-    too: a question about uncommitted changes became `index_directory()`, a re-index of the
-    workspace that answers nothing, so a tool whose one use is a folder the person names is
-    not offered when they name none.
+    values") is that folder. The agent is told its path (the person's word, respelled as the
+    workspace spells it) and, for a folder of configuration, data or documents, the paths of
+    what it holds; a folder of a program's source by its path alone, since its files are
+    read by meaning (retrieval). Measured on held-out dev questions: with no note, "whats
+    the max replicas for prod autoscaling in our helm values" became `helm get values
+    your-chart`, a release the model made up; told the folder alone, it wrote
+    `helm/values.yaml` for `deploy/helm/values.yaml`; told a code package's files, it
+    filtered a retrieval about "the orders service" to the package's `__init__.py`, or
+    grepped every file listed. And a question about uncommitted changes became
+    `index_directory()`, a re-index that answers nothing: a tool whose one use is a folder
+    the person names is not offered when they name none.
     """
 
     def __init__(self, root: Path) -> None:
