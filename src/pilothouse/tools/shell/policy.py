@@ -52,6 +52,8 @@ INTERPRETERS = (
 WRAPPERS = frozenset({"xargs", "env", "timeout", "nice", "nohup", "stdbuf", "ionice"})
 _FORK_BOMB = re.compile(r"(\S+)\s*\(\)\s*\{[^}]*\1\s*\|\s*\1")
 _MAX_DEPTH = 4
+#: Repository folders whose secret listing a long-running server keeps.
+_KEPT_LISTINGS = 32
 ASK_SUGGESTION = (
     "Ask the user to approve this exact command, then call run_command again with the "
     "approval_token they sign."
@@ -86,7 +88,8 @@ class ShellPolicy:
 
     def git_tracked(self, directory: Path) -> TrackedSecrets:
         """The secret files git tracks for the repository at `directory`, listed again only
-        when its refs or index changed (a listing reads every ref's history)."""
+        when its refs or index changed (a listing reads every ref's history); the listings of
+        the newest `_KEPT_LISTINGS` folders are kept."""
         state = git_state(directory)
         kept = self._tracked.get(directory)
         if kept is not None and kept[0] == state:
@@ -94,7 +97,10 @@ class ShellPolicy:
         listing = list_tracked_secrets(directory, self.workspace.secret_patterns,
                                        lambda p: self.workspace.is_secret(Path(p), p))
         if not listing.too_large:
+            self._tracked.pop(directory, None)
             self._tracked[directory] = (state, listing)
+            while len(self._tracked) > _KEPT_LISTINGS:
+                del self._tracked[next(iter(self._tracked))]
         return listing
 
     def check(self, command: str) -> PolicyDecision:
