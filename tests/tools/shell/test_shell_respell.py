@@ -50,7 +50,8 @@ def test_an_exact_search_and_one_that_found_lines_are_left_alone(service: ShellS
     assert "retried_from" not in service.run("grep -rn maxReplicas deploy")
     for command in ("grep -rnF 'max replicas' deploy", "grep -rn 'max.replicas' deploy",
                     "grep -rnw 'max replicas' deploy", "grep -rn 'min replicas' deploy",
-                    "grep -rn 'max replicas' deploy | wc -l"):
+                    "grep -rn 'max replicas' deploy | wc -l", "grep -rq 'max replicas' deploy",
+                    "grep -rv 'max replicas' deploy/values.yaml"):
         assert "retried_from" not in service.run(command), command
     # Where the pattern is, whatever options come first.
     assert respelled(["grep", "-rn", "--include", "*.yaml", "db pool", "."]) == (

@@ -24,10 +24,12 @@ _GREPS = frozenset({"grep", "egrep"})
 #: Two or more plain words (letters and digits), separated by spaces, `_` or `-`.
 _WORDS = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[ _-]+[A-Za-z0-9]+)+")
 _SEPARATOR = re.compile(r"[ _-]+")
-#: Options that make the pattern something else than words to find anywhere in a line.
-_EXACT_SHORT = frozenset("efFPxw")
+#: Options that make the pattern something else than words to find anywhere in a line, or
+#: the search a test whose "nothing" is the answer (inverted, quiet, files without a match).
+_EXACT_SHORT = frozenset("efFPxwvLq")
 _EXACT_LONG = ("--regexp", "--file", "--fixed-strings", "--perl-regexp", "--line-regexp",
-               "--word-regexp")
+               "--word-regexp", "--invert-match", "--files-without-match", "--quiet",
+               "--silent")
 
 
 def single_command(decision: PolicyDecision) -> tuple[str, ...] | None:
