@@ -181,9 +181,9 @@ async def test_a_folder_named_by_an_ordinary_word_is_told_with_its_path(
             "ops/charts/values.yaml.") in asked[0], asked[0]
     [call] = [c for m in state.values["messages"] for c in getattr(m, "tool_calls", None) or ()]
     assert call["args"]["path_filter"] == "ops/charts/", call
-    # A folder of a program's source by its path alone: its files are read by meaning.
-    assert "'invoicing' is the folder invoicing/ of the workspace." in asked[2], asked[2]
-    # A question naming no folder gets no note (`billing` is a file's stem, not a folder).
+    # A folder of a program's source is the code's own name, read by meaning: no note; nor
+    # for a question naming no folder (`billing` is a file's stem, not a folder).
+    assert "Resolved against the workspace" not in asked[2], asked[2]
     assert "Resolved against the workspace" not in asked[3]
 
 

@@ -120,14 +120,15 @@ class NamedFolderMiddleware(RequestRewriteMiddleware):
     A name the person uses is resolved against the agent's inventory, as Argo CD's and
     GitHub's are: an ordinary word that is one of the workspace's folders ("our helm
     values") is that folder. The agent is told its path (the person's word, respelled as the
-    workspace spells it) and, for a folder of configuration, data or documents, the paths of
-    what it holds; a folder of a program's source by its path alone, since its files are
-    read by meaning (retrieval). Measured on held-out dev questions: with no note, "whats
-    the max replicas for prod autoscaling in our helm values" became `helm get values
-    your-chart`, a release the model made up; told the folder alone, it wrote
-    `helm/values.yaml` for `deploy/helm/values.yaml`; told a code package's files, it
-    filtered a retrieval about "the orders service" to the package's `__init__.py`, or
-    grepped every file listed. And a question about uncommitted changes became
+    workspace spells it) and the paths of what it holds. A folder of a program's source is
+    not described: it is the code's own name, whose files retrieval reads by meaning.
+    Measured on held-out dev questions: with no note, "whats the max replicas for prod
+    autoscaling in our helm values" became `helm get values your-chart`, a release the model
+    made up; told the folder alone, it wrote `helm/values.yaml` for `deploy/helm/values.yaml`;
+    told a code package's files, it filtered a retrieval about "the orders service" to the
+    package's `__init__.py`, or grepped every file listed; told the package's path alone, it
+    grepped the question's words there (`grep -rn 'refund endpoint' src/<package>/`) where a
+    retrieval answers. And a question about uncommitted changes became
     `index_directory()`, a re-index that answers nothing: a tool whose one use is a folder
     the person names is not offered when they name none.
     """
@@ -137,18 +138,21 @@ class NamedFolderMiddleware(RequestRewriteMiddleware):
         self.root = root
         self.names = WorkspaceNames(root)
 
-    def _described(self, folder: Mention) -> str:
-        said = f"'{folder.text}' is the folder {folder.name}/ of the workspace"
+    def _described(self, folder: Mention) -> str | None:
+        """The folder's path and what it holds; None for a folder of a program's source."""
         shown, count, code = folder_entries(self.root, folder.name)
-        if code or not shown:
-            return said
+        if code:
+            return None
+        said = f"'{folder.text}' is the folder {folder.name}/ of the workspace"
         more = f" and {count - len(shown)} more" if count > len(shown) else ""
-        return f"{said}, which holds {', '.join(shown)}{more}"
+        return f"{said}, which holds {', '.join(shown)}{more}" if shown else said
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
         question = question_text(request)
-        if first_call(request) and (folders := self.names.folders(candidates(question))):
-            described = [self._described(m) for m in {m.name: m for m in folders}.values()]
+        folders = self.names.folders(candidates(question)) if first_call(request) else []
+        described = [d for m in {m.name: m for m in folders}.values()
+                     if (d := self._described(m))]
+        if described:
             request = add_turn_note(request, "Resolved against the workspace: "
                                              + "; ".join(described) + ".")
         if names_folder(self.root, question):
