@@ -84,20 +84,24 @@ def _git(cwd: Path, *args: str, timeout: float) -> str | None:
     return done.stdout.decode("utf-8", "surrogateescape") if done.returncode == 0 else None
 
 
-def git_state(cwd: Path) -> tuple[str, ...]:
-    """What a listing depends on: the repository, its index and where every ref points
-    (a commit anywhere changes it). Empty outside a repository."""
-    paths = _git(cwd, "rev-parse", "--show-toplevel", "--git-path", "index",
-                 timeout=LIST_SECONDS)
-    if paths is None:
-        return ()
-    top, _, index = paths.strip().partition("\n")
+def git_state(cwd: Path) -> tuple[str, ...] | None:
+    """What a listing depends on: the repository's top folder (first), its index and where
+    every ref points (a commit anywhere changes it). Empty outside a repository; None when
+    git did not answer in time."""
+    try:
+        paths = _git(cwd, "rev-parse", "--show-toplevel", "--git-path", "index",
+                     timeout=LIST_SECONDS)
+        if paths is None:
+            return ()
+        top, _, index = paths.strip().partition("\n")
+        refs = _git(cwd, "show-ref", "--head", timeout=LIST_SECONDS) or ""
+    except subprocess.TimeoutExpired:
+        return None
     try:
         stat = (cwd / index).stat()
         indexed = f"{stat.st_mtime_ns}:{stat.st_size}"
     except OSError:
         indexed = ""
-    refs = _git(cwd, "show-ref", "--head", timeout=LIST_SECONDS) or ""
     return top, indexed, refs
 
 
@@ -116,18 +120,14 @@ def secret_pathspecs(patterns: Sequence[str]) -> list[str]:
     return specs
 
 
-def list_tracked_secrets(cwd: Path, patterns: Sequence[str], is_secret: Callable[[str], bool],
+def list_tracked_secrets(top: Path, patterns: Sequence[str], is_secret: Callable[[str], bool],
                          timeout: float = LIST_SECONDS) -> TrackedSecrets:
-    """The secrets git tracks for the repository at `cwd` (empty outside a repository):
+    """The secrets git tracks for the repository whose top folder is `top` (`git_state`):
     the files matching `patterns` that git lists, each checked again by `is_secret`."""
     specs = ["--", *secret_pathspecs(patterns)]
     if len(specs) == 1:
         return TrackedSecrets()
     try:
-        top_text = _git(cwd, "rev-parse", "--show-toplevel", timeout=timeout)
-        if top_text is None:
-            return TrackedSecrets()
-        top = Path(top_text.strip())
         index = _git(top, "ls-files", "--stage", "-z", *specs, timeout=timeout) or ""
         history = _git(top, "log", "--all", "--root", "--raw", "--no-abbrev", "--no-renames",
                        "--no-ext-diff", "--no-textconv", "--format=", "-z", *specs,

@@ -91,10 +91,12 @@ class ShellPolicy:
         when its refs or index changed (a listing reads every ref's history); the listings of
         the newest `_KEPT_LISTINGS` folders are kept."""
         state = git_state(directory)
+        if not state:  # not a repository, or git did not answer in time
+            return TrackedSecrets(too_large=state is None)
         kept = self._tracked.get(directory)
         if kept is not None and kept[0] == state:
             return kept[1]
-        listing = list_tracked_secrets(directory, self.workspace.secret_patterns,
+        listing = list_tracked_secrets(Path(state[0]), self.workspace.secret_patterns,
                                        lambda p: self.workspace.is_secret(Path(p), p))
         if not listing.too_large:
             self._tracked.pop(directory, None)
