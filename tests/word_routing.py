@@ -6,10 +6,13 @@ no inventory behind it, so what they check is what a question naming no resource
 
 from __future__ import annotations
 
+from pilothouse.agents.registry import SPECIALISTS
 from pilothouse.agents.request_frame import RequestFrame
 from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter
 
-ROUTER = DomainRouter(DOMAIN_WORDS)
+#: The router the supervisor builds: the domain words, and what each agent's description says.
+DESCRIPTIONS = {name: spec.description for name, spec in SPECIALISTS.items()}
+ROUTER = DomainRouter(DOMAIN_WORDS, DESCRIPTIONS)
 
 
 def agents_by_words(text: str) -> list[str]:

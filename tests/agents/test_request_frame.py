@@ -15,7 +15,7 @@ import httpx
 import pytest
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from word_routing import ROUTER, agents_by_words
+from word_routing import DESCRIPTIONS, ROUTER, agents_by_words
 
 from pilothouse.agents.code_words import CODE_WORDS, CodeWords, name_parts
 from pilothouse.agents.factory import AgentFactory
@@ -33,6 +33,7 @@ from pilothouse.agents.inventory import (
     inventory_of,
 )
 from pilothouse.agents.request_frame import RequestFrame
+from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter
 from pilothouse.agents.toolkit import Toolkit
 from pilothouse.agents.workspace_names import WorkspaceNames
 from pilothouse.config import Settings
@@ -161,6 +162,35 @@ async def test_a_folder_of_the_workspace_is_a_name_that_decides_only_what_nothin
     worded = "which apps run in k8s?"
     folder = Mention("k8s", worded.index("k8s"), "devops", FOLDER, "deploy/k8s")
     assert RequestFrame(worded, (folder,), ROUTER.words_at).agents == ["argocd"]
+
+
+def test_weak_evidence_in_one_clause_does_not_add_an_agent_another_clause_names() -> None:
+    # A folder's ordinary word decides a question nothing else decides...
+    alone = "what was in that deploy?"
+    folder = Mention("deploy", alone.index("deploy"), "devops", FOLDER, "deploy")
+    assert RequestFrame(alone, (folder,), ROUTER.words_at).agents == ["devops"]
+    # ...but not a clause of a question whose other clause names its agent: that clause
+    # goes with the one before it.
+    question = "when did it last get deployed and what was in that deploy"
+    folder = Mention("deploy", question.rindex("deploy"), "devops", FOLDER, "deploy")
+    assert RequestFrame(question, (folder,), ROUTER.words_at).agents == ["argocd"]
+
+
+def test_a_word_two_agents_describe_names_neither_in_a_part_that_points_back() -> None:
+    question = "octo/shopfront pr 88 - which files does it touch?"
+    repository = mention("octo/shopfront", "github", question)
+    assert RequestFrame(question, (repository,), ROUTER.words_at).agents == ["github"]
+    assert agents_by_words("pull that commit up on github, what files did it touch") == [
+        "github"]
+    # Where nothing is pointed back at, the word names its domain as before.
+    assert agents_by_words("which files mention the timeout?") == ["devops"]
+    assert agents_by_words("Is it Degraded, and is its CI workflow failing?") == [
+        "argocd", "github"]
+    # Which words are shared is read from the descriptions, not listed: described without
+    # the files of a pull request, GitHub shares no "files" with the workspace.
+    narrow = DomainRouter(DOMAIN_WORDS, {**DESCRIPTIONS, "github": "GitHub: issues."})
+    assert RequestFrame(question, (repository,), narrow.words_at).agents == [
+        "github", "devops"]
 
 
 def project(text: str, question: str) -> Mention:

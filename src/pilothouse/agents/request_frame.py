@@ -24,15 +24,26 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from pilothouse.agents.code_words import CODE_WORDS
 from pilothouse.agents.inventory import FOLDER, GROUP_KINDS, Inventory, Mention
-from pilothouse.agents.question_parts import clauses
+from pilothouse.agents.question_parts import clauses, points_elsewhere
 
-#: Where in a text each agent's domain words first occur.
-WordsAt = Callable[[str], dict[str, int]]
+
+class WordsAt(Protocol):
+    """Where in a text each agent's domain words first occur; with `shared` false, only the
+    words no other agent's description also uses (`routing.DomainRouter`)."""
+
+    def __call__(self, text: str, shared: bool = True) -> dict[str, int]: ...
+
+
+def _no_words(text: str, shared: bool = True) -> dict[str, int]:
+    return {}
+
+
 #: Mentions that are evidence of an agent but no resource a pronoun could stand for: words
 #: the workspace's code joins, and ordinary words one of its folders is called ("shell").
 NO_RESOURCE = frozenset({CODE_WORDS, FOLDER})
@@ -52,7 +63,7 @@ class RequestFrame:
 
     question: str
     mentions: tuple[Mention, ...] = ()
-    words_at: WordsAt = field(default=lambda text: {}, repr=False)
+    words_at: WordsAt = field(default=_no_words, repr=False)
 
     @property
     def names_resource(self) -> bool:
@@ -68,9 +79,18 @@ class RequestFrame:
         return any(m.kind not in NO_RESOURCE and _mentioned_in(text, m) >= 0
                    for m in self.mentions)
 
-    def agents_for(self, text: str) -> list[str]:
-        """The agents a part of the question (`text`) is for, in the order it names them."""
-        worded = self.words_at(text)
+    def agents_for(self, text: str, *, weak: bool = True) -> list[str]:
+        """The agents a part of the question (`text`) is for, in the order it names them;
+        without `weak`, by the resources and domain words it names alone.
+
+        A part that points back ("which files does it touch?") and names no resource of its
+        own asks about what another part named, so a word another agent's description also
+        uses ("files": of a pull request, or of the workspace) says nothing of whose it is:
+        measured on held-out dev questions, "<repo> pr 88 - which files does it touch?" and
+        "pull that commit up on github, what files did it touch" asked the DevOps agent too.
+        """
+        pointing = points_elsewhere(text) and not self.names_in(text)
+        worded = self.words_at(text, not pointing)
         named: dict[str, int] = {}
         joined: dict[str, int] = {}
         grouped: dict[str, int] = {}
@@ -80,7 +100,7 @@ class RequestFrame:
                 kept = joined if mention.kind == CODE_WORDS \
                     else grouped if mention.kind in GROUP_KINDS else named
                 kept.setdefault(mention.agent, at)
-        if not worded and not named:
+        if weak and not worded and not named:
             # Weak evidence decides only what nothing else decides, the stronger first: words
             # the workspace's code joins into one name (`code_words`), then a group's name (a
             # project), which is often an ordinary word ("search the code" is not about a
@@ -100,11 +120,23 @@ class RequestFrame:
 
     @property
     def agents(self) -> list[str]:
-        """The agents the whole question names, in the order asked (clause by clause)."""
-        found: list[str] = []
-        for clause in clauses(self.question) or [self.question]:
-            found += [a for a in self.agents_for(clause) if a not in found]
-        return found
+        """The agents the whole question names, in the order asked (clause by clause).
+
+        Weak evidence (words the code joins, a folder's or a group's ordinary word) is read
+        only when no clause names an agent otherwise: a clause without evidence of its own
+        goes with the clause before it (`question_parts.split_by_agent`), it does not call
+        an agent of its own. Measured on a held-out dev conversation: "when did it last get
+        deployed and what was in that deploy" asked the DevOps agent as well, for the
+        workspace folder called `deploy`.
+        """
+        parts = clauses(self.question) or [self.question]
+        for weak in (False, True):
+            found: list[str] = []
+            for clause in parts:
+                found += [a for a in self.agents_for(clause, weak=weak) if a not in found]
+            if found:
+                return found
+        return []
 
 
 class FrameBuilder:

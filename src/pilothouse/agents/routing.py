@@ -100,20 +100,40 @@ class DomainRouter:
     """Which agents a text names by the words of each agent's domain; a text naming no domain
     but a file by its path ("deploy/k8s/deployment.yaml") names the DevOps agent, which reads
     files (measured: "show me <that file>: which image does it run?" went to Argo CD, which
-    took "deploy/k8s" for an application)."""
+    took "deploy/k8s" for an application).
 
-    def __init__(self, domains: Mapping[str, Sequence[str]]) -> None:
+    A domain word that another agent's description also uses (`descriptions`: what each agent
+    covers, as the supervisor's prompt and the agent cards say it) is shared: a pull request
+    has "files" as the workspace has. Shared words still name their domain, except where the
+    caller asks for the words only one domain uses (`request_frame.RequestFrame.agents_for`).
+    """
+
+    def __init__(self, domains: Mapping[str, Sequence[str]],
+                 descriptions: Mapping[str, str] | None = None) -> None:
+        descriptions = descriptions or {}
         self.patterns = {agent: _pattern(words) for agent, words in domains.items() if words}
+        distinct = {agent: [w for w in words if not any(
+            _described(w, text) for other, text in descriptions.items() if other != agent)]
+            for agent, words in domains.items()}
+        self.distinct = {agent: _pattern(words) for agent, words in distinct.items() if words}
 
-    def words_at(self, text: str) -> dict[str, int]:
-        """Each agent whose domain words occur in `text`, with where they first occur."""
-        found = {agent: match.start() for agent, pattern in self.patterns.items()
+    def words_at(self, text: str, shared: bool = True) -> dict[str, int]:
+        """Each agent whose domain words occur in `text`, with where they first occur;
+        without `shared`, only the words no other agent's description uses."""
+        patterns = self.patterns if shared else self.distinct
+        found = {agent: match.start() for agent, pattern in patterns.items()
                  if (match := pattern.search(text)) is not None}
         if "github" in self.patterns and (reference := GITHUB_REFERENCE.search(text)):
             found["github"] = min(found.get("github", reference.start()), reference.start())
         if not found and "devops" in self.patterns and (path := FILE_PATH.search(text)):
             return {"devops": path.start()}
         return found
+
+
+def _described(word: str, description: str) -> bool:
+    """Whether `description` uses `word`, singular or plural ("file" in "files changed")."""
+    stem = re.escape(word.removesuffix("s")).replace(r"\ ", r"\s+")
+    return re.search(rf"(?<![\w-]){stem}s?(?![\w-])", description, re.IGNORECASE) is not None
 
 
 def _turn_key(request: ModelRequest) -> str:

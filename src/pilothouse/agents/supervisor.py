@@ -205,7 +205,7 @@ def supervisor_toolkit(
     if workspace is not None and "devops" in domains:
         taken = [w for words in domains.values() for w in words]
         domains["devops"] = (*domains["devops"], *workspace_packages(workspace, taken))
-    router = DomainRouter(domains)
+    router = DomainRouter(domains, {a.name: a.description for a in agents})
     routing = [RoutingHintMiddleware(router, inventory), SingleAnswerMiddleware(),
                RecallMiddleware(inventory)] if tools else []
     return Toolkit(
