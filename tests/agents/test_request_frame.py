@@ -164,31 +164,30 @@ async def test_a_folder_of_the_workspace_is_a_name_that_decides_only_what_nothin
     assert RequestFrame(worded, (folder,), ROUTER.words_at).agents == ["argocd"]
 
 
-def test_weak_evidence_in_one_clause_does_not_add_an_agent_another_clause_names() -> None:
-    # A folder's ordinary word decides a question nothing else decides...
+def test_a_part_that_continues_another_is_asked_of_that_parts_agent() -> None:
+    # A folder's ordinary word decides a question nothing else decides, pronoun or not...
     alone = "what was in that deploy?"
     folder = Mention("deploy", alone.index("deploy"), "devops", FOLDER, "deploy")
     assert RequestFrame(alone, (folder,), ROUTER.words_at).agents == ["devops"]
-    # ...but not a clause of a question whose other clause names its agent: that clause
-    # goes with the one before it.
+    # ...but a part pointing back at what another part named is about that: the word is
+    # no evidence there.
     question = "when did it last get deployed and what was in that deploy"
     folder = Mention("deploy", question.rindex("deploy"), "devops", FOLDER, "deploy")
     assert RequestFrame(question, (folder,), ROUTER.words_at).agents == ["argocd"]
-
-
-def test_a_word_two_agents_describe_names_neither_in_a_part_that_points_back() -> None:
+    # Nor is a word another agent's description uses too ("files changed" of a pull request).
     question = "octo/shopfront pr 88 - which files does it touch?"
     repository = mention("octo/shopfront", "github", question)
     assert RequestFrame(question, (repository,), ROUTER.words_at).agents == ["github"]
-    assert agents_by_words("pull that commit up on github, what files did it touch") == [
-        "github"]
-    # Where nothing is pointed back at, the word names its domain as before.
+    question = "pull that commit up on github, what files did it touch"
+    assert RequestFrame(question, (), ROUTER.words_at).agents == ["github"]
+    # A part that does not point back names its domain by the same word, as before.
     assert agents_by_words("which files mention the timeout?") == ["devops"]
-    assert agents_by_words("Is it Degraded, and is its CI workflow failing?") == [
-        "argocd", "github"]
+    question = "is it Degraded, and is its CI workflow failing?"
+    assert RequestFrame(question, (), ROUTER.words_at).agents == ["argocd", "github"]
     # Which words are shared is read from the descriptions, not listed: described without
     # the files of a pull request, GitHub shares no "files" with the workspace.
     narrow = DomainRouter(DOMAIN_WORDS, {**DESCRIPTIONS, "github": "GitHub: issues."})
+    question = "octo/shopfront pr 88 - which files does it touch?"
     assert RequestFrame(question, (repository,), narrow.words_at).agents == [
         "github", "devops"]
 

@@ -50,10 +50,10 @@ ARGOCD_EXAMPLES: tuple[Example, ...] = (
             {"project": "orders", "health_status": "Degraded"}),
     Example("is mailer-webhooks-staging OK right now", "get_application",
             {"name": "mailer-webhooks-staging"}),
-    Example("unhealthy Kubernetes resources of orders-worker-production",
+    Example("which pods of orders-worker-production are unhealthy",
             "get_application_resource_tree",
             {"name": "orders-worker-production"}),
-    Example("recent warning events for accounts-api-dev", "get_application_events",
+    Example("why is accounts-api-dev degraded", "get_application_events",
             {"name": "accounts-api-dev", "warnings_only": True}),
     Example("tail the container output of billing-invoices-staging, 50 lines",
             "get_application_logs",
@@ -72,11 +72,17 @@ ARGOCD_EXAMPLES: tuple[Example, ...] = (
             {"name": "shipping-worker-staging", "dry_run": True}),
     # Change safety (issue 18): five tools with close names; the local model reached for the
     # newest-looking one (the timeline) for a rollback plan or a list of resource actions.
-    Example("list the releases of accounts-login-production with their commits",
+    # An example of a tool about one application asks the question that tool's description
+    # says it answers (history: "who deployed one application, when, and which revision"),
+    # so the example nearest a question is the tool whose description answers it. Measured
+    # on held-out dev questions: with the history's example "list the releases of X with their
+    # commits" and the timeline's "timeline of deploys and warnings for X", the nearest example
+    # to "who deployed X last?" was the timeline's, and the model called it (four cases).
+    Example("who deployed accounts-login-production, when, and which revision",
             "get_application_history", {"name": "accounts-login-production"}),
     Example("has anyone hand-edited accounts-api-dev in the cluster", "diff_application",
             {"name": "accounts-api-dev"}),
-    Example("timeline of deploys and warnings for storefront-web-production",
+    Example("what changed before the trouble with storefront-web-production started",
             "get_application_changes", {"name": "storefront-web-production"}),
     Example("preview returning accounts-login-production to deploy 12", "rollback_application",
             {"name": "accounts-login-production", "history_id": 12, "dry_run": True}),

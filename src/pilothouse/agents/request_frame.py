@@ -79,18 +79,19 @@ class RequestFrame:
         return any(m.kind not in NO_RESOURCE and _mentioned_in(text, m) >= 0
                    for m in self.mentions)
 
-    def agents_for(self, text: str, *, weak: bool = True) -> list[str]:
-        """The agents a part of the question (`text`) is for, in the order it names them;
-        without `weak`, by the resources and domain words it names alone.
+    def agents_for(self, text: str, *, continues: bool = False) -> list[str]:
+        """The agents a part of the question (`text`) is for, in the order it names them.
 
-        A part that points back ("which files does it touch?") and names no resource of its
-        own asks about what another part named, so a word another agent's description also
-        uses ("files": of a pull request, or of the workspace) says nothing of whose it is:
-        measured on held-out dev questions, "<repo> pr 88 - which files does it touch?" and
-        "pull that commit up on github, what files did it touch" asked the DevOps agent too.
+        A part that `continues` another part of the question (it points back, "which files
+        does it touch?", "what was in that deploy", and names no resource of its own) asks
+        about what that part named: a word another agent's description also uses ("files":
+        of a pull request, or of the workspace), and weak evidence (below), say nothing of
+        whose it is. Measured on held-out dev questions: "<repo> pr 88 - which files does it
+        touch?" and "pull that commit up on github, what files did it touch" asked the DevOps
+        agent too, and so did "when did it last get deployed and what was in that deploy",
+        for the workspace folder called `deploy`.
         """
-        pointing = points_elsewhere(text) and not self.names_in(text)
-        worded = self.words_at(text, not pointing)
+        worded = self.words_at(text, not continues)
         named: dict[str, int] = {}
         joined: dict[str, int] = {}
         grouped: dict[str, int] = {}
@@ -100,7 +101,7 @@ class RequestFrame:
                 kept = joined if mention.kind == CODE_WORDS \
                     else grouped if mention.kind in GROUP_KINDS else named
                 kept.setdefault(mention.agent, at)
-        if weak and not worded and not named:
+        if not worded and not named and not continues:
             # Weak evidence decides only what nothing else decides, the stronger first: words
             # the workspace's code joins into one name (`code_words`), then a group's name (a
             # project), which is often an ordinary word ("search the code" is not about a
@@ -120,23 +121,12 @@ class RequestFrame:
 
     @property
     def agents(self) -> list[str]:
-        """The agents the whole question names, in the order asked (clause by clause).
-
-        Weak evidence (words the code joins, a folder's or a group's ordinary word) is read
-        only when no clause names an agent otherwise: a clause without evidence of its own
-        goes with the clause before it (`question_parts.split_by_agent`), it does not call
-        an agent of its own. Measured on a held-out dev conversation: "when did it last get
-        deployed and what was in that deploy" asked the DevOps agent as well, for the
-        workspace folder called `deploy`.
-        """
-        parts = clauses(self.question) or [self.question]
-        for weak in (False, True):
-            found: list[str] = []
-            for clause in parts:
-                found += [a for a in self.agents_for(clause, weak=weak) if a not in found]
-            if found:
-                return found
-        return []
+        """The agents the whole question names, in the order asked (clause by clause)."""
+        found: list[str] = []
+        for index, clause in enumerate(clauses(self.question) or [self.question]):
+            continues = index > 0 and points_elsewhere(clause) and not self.names_in(clause)
+            found += [a for a in self.agents_for(clause, continues=continues) if a not in found]
+        return found
 
 
 class FrameBuilder:
