@@ -124,9 +124,10 @@ async def test_the_first_call_sees_only_the_named_agents_and_later_calls_see_all
     offered = [[t["function"]["name"] for t in r.tools]
                for r in setup.chat_model.requests]  # type: ignore[attr-defined]
     everyone = ["ask_argocd", "ask_github", "ask_devops"]
-    # The direct answer is on the menu of a turn's first call only.
+    # The direct answer is on the menu of a turn's first call only. A first question that
+    # names nothing of the other agents is the workspace's or the supervisor's own.
     direct = ["answer_directly", *everyone]
-    assert offered == [direct, ["ask_github"], direct, everyone]
+    assert offered == [["answer_directly", "ask_devops"], ["ask_github"], direct, everyone]
     # A named agent must be asked; a question that names none is the model's to route, to
     # an agent or to its own answer: a choice it must make (tests/agents/test_direct_answer.py).
     choices = [r.tool_choice for r in setup.chat_model.requests]  # type: ignore[attr-defined]
@@ -138,6 +139,36 @@ async def test_the_first_call_sees_only_the_named_agents_and_later_calls_see_all
     # Combined: the supervisor's lead, then each agent's answer as it gave it.
     assert [e.text for e in second if isinstance(e, Answer)] == [
         "Both say hello.\n\nargocd answered.\n\ndevops answered."]
+
+
+@pytest.mark.parametrize(("question", "offered"), [
+    # Nothing another agent's facts are reached by: the workspace, or the direct answer.
+    ("if the caller leaves the currency off, what do we bill in?",
+     ["answer_directly", "ask_devops"]),
+    # A status those agents filter by, or a name the person typed that no inventory holds:
+    # every agent stays on the menu, the model reads whose it is.
+    ("ok whats broken rn across everything?", ["answer_directly", "ask_argocd", "ask_github",
+                                               "ask_devops"]),
+    ("how many open tickets does jdoe-oncall have?", ["answer_directly", "ask_argocd",
+                                                      "ask_github", "ask_devops"]),
+])
+async def test_a_first_question_naming_nothing_else_is_the_workspaces_or_the_supervisors(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+    question: str, offered: list[str],
+) -> None:
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
+    agents = answering_agents(settings, scripted_setup)
+    setup = scripted_setup([tool_call("ask_devops", question=question), "later", "again"])
+    supervisor = supervisor_over(settings, setup, agents)
+    conversation = Conversation(supervisor.graph, "r-nothing")
+
+    assert await collect_answers(conversation, question) == ["devops answered."]
+    await collect_answers(conversation, question)  # a later turn: every agent, as before
+
+    menus = [[t["function"]["name"] for t in r.tools]
+             for r in setup.chat_model.requests]  # type: ignore[attr-defined]
+    assert menus[0] == offered
+    assert menus[1] == ["answer_directly", "ask_argocd", "ask_github", "ask_devops"]
 
 
 async def test_a_first_question_naming_one_agent_is_passed_on_without_a_model_call(

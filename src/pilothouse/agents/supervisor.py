@@ -19,12 +19,14 @@ from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, T
 from langgraph.types import interrupt
 from pydantic import BaseModel, Field
 
+from pilothouse.agents.argocd import GROUNDED_FILTERS as ARGOCD_FILTERS
 from pilothouse.agents.direct_answer import (
     DIRECT,
     DirectAnswerMiddleware,
     Unconfigured,
     domain_of,
 )
+from pilothouse.agents.github import GROUNDED_FILTERS as GITHUB_FILTERS
 from pilothouse.agents.inventory import Inventory
 from pilothouse.agents.passthrough import ANOTHER_APPROVAL, AskResult, SingleAnswerMiddleware
 from pilothouse.agents.recall import RecallMiddleware
@@ -165,6 +167,8 @@ def supervisor_prompt(agents: Sequence[SubAgent], unconfigured: Unconfigured | N
 
 
 SUPERVISOR = "supervisor"
+#: The agent of the local workspace: the one a question naming nothing else is about.
+WORKSPACE_AGENT = "devops"
 SUPERVISOR_DESCRIPTION = ("Pilothouse supervisor: routes platform questions to the Argo CD, "
                           "GitHub and DevOps agents and combines their answers.")
 
@@ -206,7 +210,13 @@ def supervisor_toolkit(
         taken = [w for words in domains.values() for w in words]
         domains["devops"] = (*domains["devops"], *workspace_packages(workspace, taken))
     router = DomainRouter(domains, {a.name: a.description for a in agents})
-    routing = [RoutingHintMiddleware(router, inventory), SingleAnswerMiddleware(),
+    # The words of the statuses Argo CD and GitHub filter by (their tools' own tables): a
+    # question about everything's state is theirs even when it names nothing.
+    status_words = [phrase for table in (ARGOCD_FILTERS["health_status"],
+                                         ARGOCD_FILTERS["sync_status"], GITHUB_FILTERS["status"])
+                    for phrases in table.values() for phrase in phrases]
+    routing = [RoutingHintMiddleware(router, inventory, workspace_agent=WORKSPACE_AGENT,
+                                     status_words=status_words), SingleAnswerMiddleware(),
                RecallMiddleware(inventory)] if tools else []
     return Toolkit(
         name=SUPERVISOR, prompt=supervisor_prompt(agents, unconfigured), tools=list(tools),
