@@ -39,20 +39,18 @@ from pilothouse.context.rewrite import (
 from pilothouse.models.tokens import turn_messages, turn_start
 from pilothouse.runtime.answer_views import shown_text
 
-#: Words (whole, any case) that put a question in an agent's domain.
+#: Words (whole, any case, singular or plural) that put a question in an agent's domain.
 DOMAIN_WORDS: dict[str, tuple[str, ...]] = {
-    "argocd": ("argo", "argocd", "argo cd", "application", "applications", "app", "apps",
-               "applicationset", "applicationsets", "appset", "sync", "synced", "outofsync",
-               "out of sync", "degraded", "healthy", "health", "progressing", "cluster",
-               "clusters", "project", "projects", "gitops", "rollback",
+    "argocd": ("argo", "argocd", "argo cd", "application", "app", "applicationset", "appset",
+               "sync", "synced", "outofsync", "out of sync", "degraded", "healthy", "health",
+               "progressing", "cluster", "project", "gitops", "rollback",
                # Issue 18: change safety (not bare "deploy" or "history": workspace paths
                # like deploy/k8s and "git history" are DevOps questions).
                "deploy history", "deployment history", "deploys", "deployed", "roll back",
-               "rolled back", "diff", "revision", "revisions", "live state", "desired state"),
-    "github": ("github", "pull request", "pull requests", "pr", "prs", "review", "reviews",
-               "reviewer", "reviewers", "workflow", "workflows", "ci", "actions", "run logs",
-               "issue", "issues", "merge", "merged"),
-    "devops": ("command", "commands", "run", "shell", "file", "files", "code", "codebase",
+               "rolled back", "diff", "revision", "live state", "desired state"),
+    "github": ("github", "pull request", "pr", "review", "reviewer", "workflow", "ci",
+               "actions", "run logs", "issue", "merge", "merged"),
+    "devops": ("command", "run", "shell", "file", "code", "codebase",
                "module", "function", "class", "explain", "grep", "ls", "cat", "git log",
                "makefile", "workspace", "directory", "folder", "script", "plan", "readme",
                "changelog", "source", "restart", "delete", "rm"),
@@ -86,7 +84,8 @@ _WORD_USES = {"run": r"run(?=\s+(?!on\b|in\b|at\b|for\b)[\w`'\"./-])"}
 
 
 def _pattern(words: Sequence[str]) -> re.Pattern[str]:
-    alternatives = sorted((_WORD_USES.get(w) or re.escape(w).replace(r"\ ", r"\s+")
+    """Any of `words` as a whole word, singular or plural ("app", "apps")."""
+    alternatives = sorted((_WORD_USES.get(w) or re.escape(w).replace(r"\ ", r"\s+") + "s?"
                            for w in words), key=len, reverse=True)
     return re.compile(r"(?<![\w-])(?:" + "|".join(alternatives) + r")(?![\w-])", re.IGNORECASE)
 

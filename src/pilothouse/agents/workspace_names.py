@@ -78,8 +78,9 @@ def workspace_packages(root: Path, taken: Collection[str] = ()) -> tuple[str, ..
              if (child / "__init__.py").is_file() and child.name.isidentifier()
              and not (parent / "__init__.py").is_file()}  # top-level packages only
     taken = {w.lower() for w in taken}
+    # Domain words are matched singular or plural (`routing`): a package "apps" is "app".
     return tuple(sorted(n for n in names if n not in _GENERIC_PACKAGES and n not in taken
-                        and len(n) > 2))
+                        and n.removesuffix("s") not in taken and len(n) > 2))
 
 
 def workspace_folders(root: Path) -> dict[str, str]:
