@@ -27,10 +27,8 @@ from pathlib import Path
 
 from pilothouse.agents.inventory import FOLDER, Candidate, Mention
 from pilothouse.tools.rag.boundaries import PROGRAM_LANGUAGES, language_for
+from pilothouse.tools.workspace_dirs import FOREIGN_DIRS
 
-#: Directories that are not the workspace's own code.
-SKIPPED_DIRS = frozenset({"node_modules", "venv", ".venv", "site-packages", "__pycache__",
-                          "build", "dist", "vendor", "third_party", ".git"})
 #: Package names too common to say a question is about this codebase.
 _GENERIC_PACKAGES = frozenset({
     "src", "lib", "libs", "pkg", "api", "core", "utils", "util", "common", "shared", "main",
@@ -60,7 +58,7 @@ def _workspace_dirs(root: Path) -> Iterator[tuple[Path, Path]]:
             continue
         for child in children:
             name = child.name
-            if name.startswith(".") or name in SKIPPED_DIRS or name.endswith(".egg-info"):
+            if name.startswith(".") or name in FOREIGN_DIRS or name.endswith(".egg-info"):
                 continue
             yield child, folder
             if depth + 1 < _PACKAGE_DEPTH:
@@ -100,7 +98,7 @@ def folder_entries(root: Path, relative: str, limit: int = 12) -> tuple[list[str
     out), how many there are, and whether any file in it is a program's source."""
     try:
         entries = sorted((e for e in os.scandir(root / relative) if not e.name.startswith(".")
-                          and e.name not in SKIPPED_DIRS),
+                          and e.name not in FOREIGN_DIRS),
                          key=lambda e: (not e.is_dir(), e.name))
     except OSError:
         return [], 0, False
@@ -113,7 +111,7 @@ def workspace_files(root: Path, max_files: int) -> Iterator[Path]:
     """The workspace's own files (relative), at most `max_files`, in a stable order."""
     count = 0
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in FOREIGN_DIRS
                          and not d.endswith(".egg-info"))
         for name in sorted(files):
             if count >= max_files:

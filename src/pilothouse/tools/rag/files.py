@@ -26,14 +26,8 @@ from pathlib import Path
 
 import pathspec
 
-#: Never descended into, ignored or not: VCS data, virtualenvs, caches, dependency trees.
-PRUNED_DIRS = frozenset(
-    {
-        ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__",
-        ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis", ".idea", ".vscode",
-        ".eggs", ".terraform", ".gradle", "target", ".next", ".cache",
-    }
-)
+from pilothouse.tools.workspace_dirs import PRUNED_DIRS
+
 #: Generated or data files that are text but drown real code in search results.
 NOISE_NAMES = frozenset(
     {

@@ -19,12 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pilothouse.tools.closeness import closeness
+from pilothouse.tools.workspace_dirs import FOREIGN_DIRS
 
 #: How many candidates guidance names, and how much of the workspace is looked at.
 MAX_CANDIDATES, MAX_ENTRIES = 4, 20_000
-#: Folders that are not the workspace's own: dependencies, build output, caches.
-_SKIPPED = frozenset({"node_modules", "venv", ".venv", "site-packages", "__pycache__", "build",
-                      "dist", "vendor", "third_party"})
 #: The path in a GNU tool's "No such file or directory" line, however the tool words it
 #: (`grep: x: ...`, `ls: cannot access 'x': ...`, `head: cannot open 'x' for reading: ...`,
 #: `sed: can't read x: ...`, `find: 'x': ...`, `cd: x: ...`).
@@ -48,7 +46,7 @@ def near_paths(root: Path, wanted: str, limit: int = MAX_CANDIDATES) -> list[str
     best: list[tuple[float, int, str]] = []
     seen = 0
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in FOREIGN_DIRS)
         here = Path(folder).relative_to(root)
         for entry, suffix in [*((d, "/") for d in dirs), *((f, "") for f in sorted(files))]:
             seen += 1
