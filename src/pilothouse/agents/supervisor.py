@@ -206,9 +206,10 @@ def supervisor_toolkit(
     # answered "the argocd agent is unavailable" without asking (pilothouse eval). One that
     # names none ("what was the ticket I gave you?") may be answered from the conversation.
     domains = {a.name: DOMAIN_WORDS.get(a.name, ()) for a in agents}
-    if workspace is not None and "devops" in domains:
+    if workspace is not None and WORKSPACE_AGENT in domains:
         taken = [w for words in domains.values() for w in words]
-        domains["devops"] = (*domains["devops"], *workspace_packages(workspace, taken))
+        domains[WORKSPACE_AGENT] = (*domains[WORKSPACE_AGENT],
+                                    *workspace_packages(workspace, taken))
     router = DomainRouter(domains, {a.name: a.description for a in agents})
     # The words of the statuses Argo CD and GitHub filter by (their tools' own tables): a
     # question about everything's state is theirs even when it names nothing.
