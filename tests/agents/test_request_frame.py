@@ -156,24 +156,23 @@ async def test_a_folder_of_the_workspace_is_a_name_that_decides_only_what_nothin
     # An ordinary word names a folder (any case); a name every codebase has does not.
     assert [(m.text, m.kind, m.name) for m in await names.resolve(candidates(question))] == [
         ("K8S", FOLDER, "deploy/k8s"), ("shopcart", FOLDER, "shopcart")]
-    alone = "max replicas in our k8s values?"
-    folder = Mention("k8s", alone.index("k8s"), "devops", FOLDER, "deploy/k8s")
-    assert RequestFrame(alone, (folder,), ROUTER.words_at).agents == ["devops"]
-    worded = "which apps run in k8s?"
-    folder = Mention("k8s", worded.index("k8s"), "devops", FOLDER, "deploy/k8s")
-    assert RequestFrame(worded, (folder,), ROUTER.words_at).agents == ["argocd"]
+    assert agents_naming_folder("max replicas in our k8s values?", "k8s") == ["devops"]
+    assert agents_naming_folder("which apps run in k8s?", "k8s") == ["argocd"]
+
+
+def agents_naming_folder(question: str, word: str) -> list[str]:
+    """The agents `question` is for, its last `word` resolved as a folder of the workspace."""
+    folder = Mention(word, question.rindex(word), "devops", FOLDER, f"deploy/{word}")
+    return RequestFrame(question, (folder,), ROUTER.words_at).agents
 
 
 def test_a_part_that_continues_another_is_asked_of_that_parts_agent() -> None:
     # A folder's ordinary word decides a question nothing else decides, pronoun or not...
-    alone = "what was in that deploy?"
-    folder = Mention("deploy", alone.index("deploy"), "devops", FOLDER, "deploy")
-    assert RequestFrame(alone, (folder,), ROUTER.words_at).agents == ["devops"]
+    assert agents_naming_folder("what was in that deploy?", "deploy") == ["devops"]
     # ...but a part pointing back at what another part named is about that: the word is
     # no evidence there.
     question = "when did it last get deployed and what was in that deploy"
-    folder = Mention("deploy", question.rindex("deploy"), "devops", FOLDER, "deploy")
-    assert RequestFrame(question, (folder,), ROUTER.words_at).agents == ["argocd"]
+    assert agents_naming_folder(question, "deploy") == ["argocd"]
     # Nor is a word another agent's description uses too ("files changed" of a pull request).
     question = "octo/shopfront pr 88 - which files does it touch?"
     repository = mention("octo/shopfront", "github", question)
