@@ -173,7 +173,7 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
     def _names_nothing(self, request: ModelRequest) -> bool:
         """Whether the turn's question names nothing another agent's facts are reached by:
         no resource or kind of thing (the frame names no agent), no name the person typed
-        that no inventory holds (`fkhan-oncall`, `#37`: the model reads whose it is), and no
+        that no inventory holds (`jdoe-oncall`, `#37`: the model reads whose it is), and no
         word of a status those agents filter by ("broken", "red": a question about
         everything's state)."""
         question = question_text(request)
