@@ -83,10 +83,15 @@ _ITEMS_SHOWN = re.compile(
 _WORD_USES = {"run": r"run(?=\s+(?!on\b|in\b|at\b|for\b)[\w`'\"./-])"}
 
 
+def _spelled(word: str) -> str:
+    """`word` as a regex: singular or plural, any space between its words."""
+    return re.escape(word).replace(r"\ ", r"\s+") + "s?"
+
+
 def _pattern(words: Sequence[str]) -> re.Pattern[str]:
     """Any of `words` as a whole word, singular or plural ("app", "apps")."""
-    alternatives = sorted((_WORD_USES.get(w) or re.escape(w).replace(r"\ ", r"\s+") + "s?"
-                           for w in words), key=len, reverse=True)
+    alternatives = sorted((_WORD_USES.get(w) or _spelled(w) for w in words),
+                          key=len, reverse=True)
     return re.compile(r"(?<![\w-])(?:" + "|".join(alternatives) + r")(?![\w-])", re.IGNORECASE)
 
 
@@ -131,8 +136,8 @@ class DomainRouter:
 
 def _described(word: str, description: str) -> bool:
     """Whether `description` uses `word`, singular or plural ("file" in "files changed")."""
-    stem = re.escape(word.removesuffix("s")).replace(r"\ ", r"\s+")
-    return re.search(rf"(?<![\w-]){stem}s?(?![\w-])", description, re.IGNORECASE) is not None
+    spelled = _spelled(word.removesuffix("s"))
+    return re.search(rf"(?<![\w-]){spelled}(?![\w-])", description, re.IGNORECASE) is not None
 
 
 def _turn_key(request: ModelRequest) -> str:
@@ -170,15 +175,12 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         self.workspace_agent = workspace_agent
         self.status_words = _pattern(status_words) if status_words else None
 
-    def _names_nothing(self, request: ModelRequest) -> bool:
-        """Whether the turn's question names nothing another agent's facts are reached by:
-        no resource or kind of thing (the frame names no agent), no name the person typed
-        that no inventory holds (`jdoe-oncall`, `#37`: the model reads whose it is), and no
-        word of a status those agents filter by ("broken", "red": a question about
-        everything's state)."""
-        question = question_text(request)
-        return not (self.frame(request).agents or joined_words(question)
-                    or GITHUB_REFERENCE.search(question)
+    def _names_no_other(self, question: str) -> bool:
+        """Whether a question whose frame names no agent names nothing else another agent's
+        facts are reached by: no name the person typed that no inventory holds
+        (`jdoe-oncall`, `#37`: the model reads whose it is), and no word of a status those
+        agents filter by ("broken", "red": a question about everything's state)."""
+        return not (joined_words(question) or GITHUB_REFERENCE.search(question)
                     or (self.status_words is not None and self.status_words.search(question)))
 
     async def awrap_model_call(
@@ -213,8 +215,8 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         direct = [t for t in request.tools if getattr(t, "name", None) == DIRECT]
         workspace = [t for t in request.tools
                      if getattr(t, "name", None) == f"ask_{self.workspace_agent}"]
-        if (workspace and not asked and _first_question(messages) and first_call(request)
-                and self._names_nothing(request)):
+        if (workspace and not named and _first_question(messages) and first_call(request)
+                and self._names_no_other(question_text(request))):
             # A first question naming nothing the other agents' facts are reached by (their
             # resources, kinds and statuses, all of which the frame reads) asks about the
             # workspace in everyday words ("how long do we wait on the payment provider?"),
