@@ -219,7 +219,7 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
                 and self._names_no_other(question_text(request))):
             # A first question naming nothing the other agents' facts are reached by (their
             # resources, kinds and statuses, all of which the frame reads) asks about the
-            # workspace in everyday words ("how long do we wait on the payment provider?"),
+            # workspace in everyday words (a setting's default, a timeout, a count of tests),
             # or is the supervisor's own to answer ("hello", general knowledge). Measured on
             # held-out dev questions with every agent offered: 7 of 10 such workspace
             # questions went to Argo CD or GitHub, and 7 to 9 of 10 with the workspace's
