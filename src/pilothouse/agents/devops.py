@@ -24,12 +24,13 @@ from langchain_core.tools import BaseTool
 
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
 from pilothouse.agents.inventory import Mention, candidates
+from pilothouse.agents.reads_for_questions import ReadsForQuestionsMiddleware
 from pilothouse.agents.search_query import (
     RETRIEVAL_TOOL,
     GroundedSearchQueryMiddleware,
     grounded_retrieval,
 )
-from pilothouse.agents.shell_approval import shell_gate
+from pilothouse.agents.shell_approval import ShellPolicy, shell_gate
 from pilothouse.agents.shell_intent import DEVOPS_HINTS, SpelledCommandMiddleware
 from pilothouse.agents.tool_hints import tool_hints
 from pilothouse.agents.toolkit import Toolkit
@@ -248,6 +249,8 @@ async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
                               NamedFolderMiddleware(Path(settings.workspace)),
                               OwnPathMiddleware(),
                               ToolChoiceMiddleware(ANSWERING_TOOLS, REASON_FIRST),
+                              ReadsForQuestionsMiddleware(ShellPolicy(
+                                  settings.workspace, settings.shell_policy_file).reason_to_ask),
                               *gate.outside,
                               GroundedArgsMiddleware({}, names=GROUNDED_NAMES),
                               GroundedSearchQueryMiddleware(RETRIEVAL_TOOL,

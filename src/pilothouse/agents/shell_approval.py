@@ -73,12 +73,13 @@ class ShellPolicy:
         self.policy_file = policy_file
         self.secret = secret  # signs approvals; without it approved commands get no token
 
-    def action(self, command: str) -> str:
-        decision = check_command(command, workspace=self.workspace, policy_file=self.policy_file)
-        return str(decision.action)
-
     def needs_evidence(self, call: ToolCall) -> bool:
-        return call["name"] == SHELL_TOOL and self.action(_command(call)) == "ask"
+        return call["name"] == SHELL_TOOL and self.reason_to_ask(_command(call)) is not None
+
+    def reason_to_ask(self, command: str) -> str | None:
+        """Why `command` would wait for a person; None when it runs at once or is refused."""
+        decision = check_command(command, workspace=self.workspace, policy_file=self.policy_file)
+        return decision.reason if str(decision.action) == "ask" else None
 
     def record(self, command: str) -> dict[str, Any]:
         """The evidence of `command` now, as recorded in the conversation state."""

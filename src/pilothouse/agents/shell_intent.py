@@ -102,7 +102,7 @@ _MEASURE = re.compile(
 _NAMES_PROGRAM = re.compile(rf"(?<![\w./-])(?:{_PROGRAM})(?![\w/-])", re.IGNORECASE)
 
 #: Imperative verbs of a step that changes something.
-_CHANGE_VERB = re.compile(
+CHANGE_VERB = re.compile(
     r"^(?:please\s+)?(?:update|change|edit|modify|set|raise|lower|bump|increase|decrease|add|"
     r"remove|delete|rename|move|create|write|commit|push|tag|release|deploy|apply|install|"
     r"upgrade|build|run|test|open|merge|fix|refactor|revert|rollback|roll\s+back)\b",
@@ -161,7 +161,7 @@ def grep_command(question: str) -> str | None:
 
 def changing_steps(question: str) -> int:
     """How many parts of `question` are steps that change something."""
-    return sum(bool(_CHANGE_VERB.match(part.strip()))
+    return sum(bool(CHANGE_VERB.match(part.strip()))
                for part in _STEP_BOUNDARY.split(question) if part.strip())
 
 
