@@ -173,6 +173,17 @@ def test_a_part_that_continues_another_is_asked_of_that_parts_agent() -> None:
     # no evidence there.
     question = "when did it last get deployed and what was in that deploy"
     assert agents_naming_folder(question, "deploy") == ["argocd"]
+    # A later turn's question continues the turns before as a later part does the parts
+    # before it: pointing back, it names no agent by a folder's word.
+    question = "and when did it last get a deploy?"
+    folder = Mention("deploy", question.rindex("deploy"), "devops", FOLDER, "deploy")
+    assert RequestFrame(question, (folder,), ROUTER.words_at).agents == ["devops"]
+    assert RequestFrame(question, (folder,), ROUTER.words_at, follows_up=True).agents == []
+    # A later turn that points at nothing keeps its evidence.
+    question = "whats under deploy?"
+    folder = Mention("deploy", question.rindex("deploy"), "devops", FOLDER, "deploy")
+    assert RequestFrame(question, (folder,), ROUTER.words_at, follows_up=True).agents == [
+        "devops"]
     # Nor is a word another agent's description uses too ("files changed" of a pull request).
     question = "octo/shopfront pr 88 - which files does it touch?"
     repository = mention("octo/shopfront", "github", question)

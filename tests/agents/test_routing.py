@@ -459,6 +459,34 @@ async def test_a_later_question_naming_nothing_gets_the_earlier_sentence_that_na
                          f'refers to: "I got paged for {app} at dawn.")', named]
 
 
+async def test_a_later_question_naming_nothing_asks_the_agent_of_what_it_points_back_at(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+    worlds: dict[str, str],
+) -> None:
+    app, _ = held_names(worlds)
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED, **worlds)
+    setup = scripted_setup([tool_call("ask_argocd", question="its state?"), "Answered.",
+                            "You said finance blames it.", "Nothing else."])
+    supervisor = supervisor_over(settings, setup, answering_agents(settings, scripted_setup))
+    conversation = Conversation(supervisor.graph, "referent")
+    await collect_answers(conversation, f"Finance blames {app} for the late invoices, hold on.")
+    # No agent's word, no resource, no number: the earlier sentence it shares words with
+    # names the application, so Argo CD is the agent to ask, and the only one offered.
+    await collect_answers(conversation, "ok so the thing finance blames - whats its state?")
+    # A question about what was said stays the conversation's ("did I say" as "I said"), and
+    # one whose words point at no earlier name leaves the choice to the model.
+    await collect_answers(conversation, "what did I say finance blames?")
+    await collect_answers(conversation, "thanks, anything else?")
+
+    menus = {str(r.messages[-1].content).split("\n")[0]:
+             ([t["function"]["name"] for t in r.tools], r.tool_choice)
+             for r in setup.chat_model.requests}  # type: ignore[attr-defined]
+    assert menus["ok so the thing finance blames - whats its state?"] == (
+        ["ask_argocd"], "required"), menus
+    assert menus["what did I say finance blames?"] == (["answer_directly"], "required"), menus
+    assert len(menus["thanks, anything else?"][0]) == 4, menus
+
+
 async def test_a_later_question_pointing_back_carries_the_answer_another_agent_gave(
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
     worlds: dict[str, str],

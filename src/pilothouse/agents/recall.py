@@ -27,7 +27,7 @@ from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.tool import ToolCall
 
-from pilothouse.agents.inventory import Inventory, candidates
+from pilothouse.agents.inventory import Inventory, Mention, candidates
 from pilothouse.agents.request_frame import NO_RESOURCE
 from pilothouse.context.relevance import terms
 from pilothouse.context.rewrite import RequestRewriteMiddleware, final_message, with_revised_calls
@@ -70,6 +70,18 @@ def recalled(question: str, earlier: Sequence[str], names: Collection[str] = (),
     return [sentence for *_, sentence in sorted(scored)[:limit]]
 
 
+async def recalled_mentions(question: str, earlier: Sequence[str],
+                            inventory: Inventory) -> list[Mention]:
+    """The resources the `earlier` sentences `question` points back at name (`recalled`)."""
+    said = dict.fromkeys(sentence for _, sentence in sharing(question, earlier))
+    if not said:
+        return []
+    found = [m for m in await inventory.mentions("\n".join(said)) if m.kind not in NO_RESOURCE]
+    quoted = recalled(question, earlier, {m.text.lower() for m in found})
+    return [m for m in found if any(m.text.lower() in {w.text.lower() for w in candidates(q)}
+                                    for q in quoted)]
+
+
 class RecallMiddleware(RequestRewriteMiddleware):
     """Adds the person's earlier words to a question for an agent that names nothing to act
     on; the names are the ones `inventory` holds (without one: numbers only)."""
@@ -79,7 +91,7 @@ class RecallMiddleware(RequestRewriteMiddleware):
         self.inventory = inventory
 
     def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
-        return self._with_recall(response, _earlier_words(request.messages), ())
+        return self._with_recall(response, earlier_words(request.messages), ())
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -88,7 +100,7 @@ class RecallMiddleware(RequestRewriteMiddleware):
         final = final_message(response)
         questions = [question for call in (final.tool_calls if final is not None else ())
                      if isinstance(question := call["args"].get("question"), str)]
-        earlier = _earlier_words(request.messages)
+        earlier = earlier_words(request.messages)
         if not questions or not earlier:
             return response
         names: set[str] = set()
@@ -119,7 +131,7 @@ class RecallMiddleware(RequestRewriteMiddleware):
         return with_revised_calls(response, revise_call)
 
 
-def _earlier_words(messages: Sequence[BaseMessage]) -> list[str]:
+def earlier_words(messages: Sequence[BaseMessage]) -> list[str]:
     """The person's messages before this turn (a summary of older ones is one of them)."""
     start = turn_start(messages)
     return [message_text(m) for m in messages[:max(start, 0)] if isinstance(m, HumanMessage)]

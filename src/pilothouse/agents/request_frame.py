@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from pilothouse.agents.code_words import CODE_WORDS
@@ -64,6 +64,11 @@ class RequestFrame:
     question: str
     mentions: tuple[Mention, ...] = ()
     words_at: WordsAt = field(default=_no_words, repr=False)
+    #: A later turn of a conversation: its first part continues what the turns before named.
+    follows_up: bool = False
+    #: What the person's earlier words this question points back at name, for a later
+    #: question naming nothing itself (`recall.recalled_mentions`).
+    referents: tuple[Mention, ...] = ()
 
     @property
     def names_resource(self) -> bool:
@@ -121,12 +126,19 @@ class RequestFrame:
 
     @property
     def agents(self) -> list[str]:
-        """The agents the whole question names, in the order asked (clause by clause)."""
+        """The agents the whole question names, in the order asked (clause by clause).
+
+        A later turn's first part continues the turns before as a later part continues the
+        parts before it. Measured on held-out dev long conversations: "and when did it last
+        get a deploy, what went out in it?", after a turn about an application's pods, asked
+        the DevOps agent alone, for the workspace folder called `deploy`.
+        """
         found: list[str] = []
         for index, clause in enumerate(clauses(self.question) or [self.question]):
-            continues = index > 0 and points_elsewhere(clause) and not self.names_in(clause)
+            continues = (index > 0 or self.follows_up) and points_elsewhere(clause) \
+                and not self.names_in(clause)
             found += [a for a in self.agents_for(clause, continues=continues) if a not in found]
-        return found
+        return found or list(dict.fromkeys(m.agent for m in self.referents))
 
 
 class FrameBuilder:
@@ -137,22 +149,28 @@ class FrameBuilder:
         self.inventory = inventory
         self._frames: OrderedDict[str, RequestFrame] = OrderedDict()
 
-    def words_only(self, question: str) -> RequestFrame:
-        return RequestFrame(question, (), self.words_at)
+    def words_only(self, question: str, follows_up: bool = False) -> RequestFrame:
+        return RequestFrame(question, (), self.words_at, follows_up)
 
-    async def build(self, key: str, question: str) -> RequestFrame:
-        """The frame of the turn `key` (its question message), resolved once."""
+    async def build(self, key: str, question: str, follows_up: bool = False) -> RequestFrame:
+        """The frame of the turn `key` (its question message; `follows_up`: not the
+        conversation's first), resolved once."""
         if (kept := self._frames.get(key)) is not None:
             return kept
         mentions: Sequence[Mention] = ()
         if self.inventory is not None:
             mentions = await self.inventory.mentions(question)
-        frame = RequestFrame(question, tuple(mentions), self.words_at)
+        frame = RequestFrame(question, tuple(mentions), self.words_at, follows_up)
         self._frames[key] = frame
         while len(self._frames) > _KEPT_FRAMES:
             self._frames.popitem(last=False)
         return frame
 
-    def get(self, key: str, question: str) -> RequestFrame:
+    def refer(self, key: str, referents: Sequence[Mention]) -> None:
+        """The turn `key`'s frame, given what the earlier words it points back at name."""
+        if (kept := self._frames.get(key)) is not None and referents:
+            self._frames[key] = replace(kept, referents=tuple(referents))
+
+    def get(self, key: str, question: str, follows_up: bool = False) -> RequestFrame:
         """The turn's frame if it was built, else one from the words alone."""
-        return self._frames.get(key) or self.words_only(question)
+        return self._frames.get(key) or self.words_only(question, follows_up)

@@ -24,6 +24,7 @@ from pilothouse.agents.inventory import Inventory
 from pilothouse.agents.paging import PAGE_LINE, asks_for_a_page
 from pilothouse.agents.passthrough import awaits_approval
 from pilothouse.agents.question_parts import joined_words, points_elsewhere, split_by_agent
+from pilothouse.agents.recall import earlier_words, recalled_mentions
 from pilothouse.agents.request_frame import FrameBuilder, RequestFrame
 from pilothouse.agents.shell_intent import FILE_PATH
 from pilothouse.context.rewrite import (
@@ -57,10 +58,12 @@ DOMAIN_WORDS: dict[str, tuple[str, ...]] = {
 }
 
 
-#: Words that point back at what the person said before: a question saying them and naming
-#: no agent's domain is answered from the conversation (`DIRECT`).
+#: Words that point back at what the person said before ("I said", and its question's form,
+#: "did I say"): a question saying them and naming no agent's domain is answered from the
+#: conversation (`DIRECT`).
 POINTS_BACK = re.compile(
-    r"\bI\s+(?:said|mentioned|named|gave(?:\s+you)?|told\s+you|noted|pasted|shared)\b|"
+    r"\bI\s+(?:said|say|mentioned|mention|named|name|gave|give|told|tell|noted|note|pasted|"
+    r"paste|shared|share)\b|"
     r"\b(?:earlier|at\s+the\s+(?:very\s+)?(?:start|beginning)|my\s+first\s+message|"
     r"(?:we|you)\s+(?:discussed|noted|talked\s+about)|(?:this|our)\s+(?:conversation|chat))\b",
     re.IGNORECASE)
@@ -172,6 +175,7 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         super().__init__()
         self.router = router
         self.frames = FrameBuilder(router.words_at, inventory)
+        self.inventory = inventory
         self.workspace_agent = workspace_agent
         self.status_words = _pattern(status_words) if status_words else None
 
@@ -189,12 +193,28 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         # The turn's names are resolved once, before its first call needs them (the sync
         # path, which no door uses, routes by the words alone).
         if turn_start(request.messages) >= 0:
-            await self.frames.build(_turn_key(request), question_text(request))
+            key, question = _turn_key(request), question_text(request)
+            follows_up = not _first_question(request.messages)
+            frame = await self.frames.build(key, question, follows_up)
+            if (follows_up and first_call(request) and self.inventory is not None
+                    and not frame.agents and not any(c.isdigit() for c in question)
+                    and not POINTS_BACK.search(question)):
+                # A later question naming nothing to act on (no agent's word, resource or
+                # number) points back at what the person named before: the agent of what the
+                # earlier words it points at name (recall's sentences) is the one to ask. A
+                # question about what was said stays the conversation's (`POINTS_BACK`).
+                # Measured on held-out dev long conversations: "back to that manifest
+                # security asked about. what uid does it run as ...?" and "ok the token thing
+                # the partner is blaming ..." were asked of Argo CD, chosen by the model, when
+                # the first message had named the workspace's file and function.
+                self.frames.refer(key, await recalled_mentions(
+                    question, earlier_words(request.messages), self.inventory))
         return await super().awrap_model_call(request, handler)
 
     def frame(self, request: ModelRequest) -> RequestFrame:
         """The turn's request frame."""
-        return self.frames.get(_turn_key(request), question_text(request))
+        return self.frames.get(_turn_key(request), question_text(request),
+                               not _first_question(request.messages))
 
     def _named(self, request: ModelRequest) -> list[str]:
         """The agents the turn's question names: by the resources it names and its words."""
