@@ -22,31 +22,25 @@ from collections.abc import Awaitable, Callable
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
+from pilothouse.agents.question_parts import clauses
 from pilothouse.agents.shell_approval import SHELL_TOOL
-from pilothouse.agents.shell_intent import CHANGE_VERB
+from pilothouse.agents.shell_intent import CHANGE_VERB, STEP_BOUNDARY
 from pilothouse.context.rewrite import add_turn_note, final_message, question_text
 
-#: English's question words, as typed ("whats", "what's", "hows"), and the auxiliaries that
-#: open a yes-or-no question ("is prod different?"): a closed class of the language.
+#: A question, as English asks one: a question word anywhere ("whats", "what's", "tell me
+#: which"), or an auxiliary opening a yes-or-no question ("is prod different?"). A closed
+#: class of the language, not of any world.
 _ASKS = re.compile(
-    r"^(?:(?:who|whom|whose|what|which|where|when|why|how)(?:'?s|'?re|'?d|'?ll)?|"
-    r"is|are|was|were|do|does|did|has|have|had)\b", re.IGNORECASE)
-#: "can you ...", "could u ...": a request put as a question.
-_ASKED_TO_DO = re.compile(r"^(?:can|could|would|will)\s+(?:you|u)\b", re.IGNORECASE)
-#: Where a part of a typed question ends: a sign of punctuation, a dash, "and", "then".
-_PART_END = re.compile(r"\s*(?:[,;:.!?]+|\s-+|\s+and\s+|\s+then\s+)\s*", re.IGNORECASE)
-#: Words a part opens with that say nothing of what it asks ("so", "ok", "also").
-_OPENING = re.compile(r"^(?:(?:so|ok|okay|also|and|then|hey|um|btw|quick\s+q)\b\s*)+",
-                      re.IGNORECASE)
+    r"\b(?:who|whom|whose|what|which|where|when|why|how)(?:'?s|'?re|'?d|'?ll)?\b|"
+    r"^(?:is|are|was|were|do|does|did|has|have|had)\b", re.IGNORECASE)
 
 
 def asks_only_to_know(question: str) -> bool:
-    """Whether `question` is a question (a part of it is led by a question word or opens a
-    yes-or-no question) and no part of it asks for something to be done."""
-    parts = [_OPENING.sub("", p.strip()) for p in _PART_END.split(question) if p.strip()]
-    asked = any(_ASKS.match(p) for p in parts)
-    requested = any(CHANGE_VERB.match(p) or _ASKED_TO_DO.match(p) for p in parts)
-    return asked and not requested
+    """Whether `question` asks something (a part of it is a question) and no part of it
+    asks for something to be done (a step that changes something: `shell_intent`)."""
+    parts = [p.strip() for clause in clauses(question) for p in STEP_BOUNDARY.split(clause)
+             if p.strip()]
+    return any(_ASKS.search(p) for p in parts) and not any(CHANGE_VERB.match(p) for p in parts)
 
 
 class ReadsForQuestionsMiddleware(AgentMiddleware):

@@ -101,14 +101,15 @@ _MEASURE = re.compile(
     r"(?:what|which)\s+files\s+(?:are|does)\s+)", re.IGNORECASE)
 _NAMES_PROGRAM = re.compile(rf"(?<![\w./-])(?:{_PROGRAM})(?![\w/-])", re.IGNORECASE)
 
-#: Imperative verbs of a step that changes something.
+#: Imperative verbs of a step that changes something, put as a request or as a question
+#: asking for it ("can you bump ...").
 CHANGE_VERB = re.compile(
-    r"^(?:please\s+)?(?:update|change|edit|modify|set|raise|lower|bump|increase|decrease|add|"
+    r"^(?:please\s+|(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?)?(?:update|change|edit|modify|set|raise|lower|bump|increase|decrease|add|"
     r"remove|delete|rename|move|create|write|commit|push|tag|release|deploy|apply|install|"
     r"upgrade|build|run|test|open|merge|fix|refactor|revert|rollback|roll\s+back)\b",
     re.IGNORECASE)
-_STEP_BOUNDARY = re.compile(r"\s*(?:[:;]|,\s*(?:and\s+|then\s+)?|\s+and\s+then\s+|\s+then\s+|"
-                            r"\.\s+)\s*", re.IGNORECASE)
+STEP_BOUNDARY = re.compile(r"\s*(?:[:;]|,\s*(?:and\s+|then\s+)?|\s+and\s+then\s+|\s+then\s+|"
+                           r"\.\s+)\s*", re.IGNORECASE)
 
 
 def spelled_command(question: str) -> str | None:
@@ -162,7 +163,7 @@ def grep_command(question: str) -> str | None:
 def changing_steps(question: str) -> int:
     """How many parts of `question` are steps that change something."""
     return sum(bool(CHANGE_VERB.match(part.strip()))
-               for part in _STEP_BOUNDARY.split(question) if part.strip())
+               for part in STEP_BOUNDARY.split(question) if part.strip())
 
 
 #: "plan" as a word of the request, with the program before it when there is one
