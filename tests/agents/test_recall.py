@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from pilothouse.agents.recall import acts_on, recalled
+from collections.abc import Sequence
+
+from pilothouse.agents.inventory import APPLICATION, PROJECT, Candidate, Inventory, Mention
+from pilothouse.agents.recall import acts_on, recalled, recalled_mentions
 
 #: The person's earlier words (tests/agents/test_routing.py asks about them end to end).
 EARLIER = ["Heads-up: the ledger release is blocked until Thursday. The only fix allowed "
@@ -26,3 +29,26 @@ def test_a_question_acts_on_a_number_or_a_name_the_inventory_holds() -> None:
     # An ordinary word, or a word shaped like a name that no inventory holds, gives nothing.
     assert not acts_on("what do the warning events of the app that paged say?", held)
     assert not acts_on("is shop-api-blue synced?", held)
+
+
+class _Held:
+    """An inventory source holding a project and an application, by their words."""
+
+    agent = "argocd"
+
+    async def resolve(self, words: Sequence[Candidate]) -> list[Mention]:
+        kinds = {"ledgerline": PROJECT, "ledger-api-qa": APPLICATION}
+        return [Mention(w.text, w.start, self.agent, kinds[w.text.lower()], w.text.lower())
+                for w in words if w.text.lower() in kinds]
+
+
+async def test_what_earlier_words_point_at_is_their_resources_not_their_groups() -> None:
+    inventory = Inventory([_Held()])
+    earlier = ["The Ledgerline people blame ledger-api-qa for the late invoices.",
+               "The Ledgerline team is new to the rota."]
+    found = await recalled_mentions("the thing ledgerline people blame - state?", earlier,
+                                    inventory)
+    assert [(m.text, m.kind) for m in found] == [("ledger-api-qa", APPLICATION)]
+    # A group's name alone (a project's ordinary word) points at no agent.
+    assert await recalled_mentions("how is the new team doing on the rota?", earlier,
+                                   inventory) == []

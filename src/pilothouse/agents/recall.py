@@ -27,7 +27,7 @@ from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.tool import ToolCall
 
-from pilothouse.agents.inventory import Inventory, Mention, candidates
+from pilothouse.agents.inventory import GROUP_KINDS, Inventory, Mention, candidates
 from pilothouse.agents.request_frame import NO_RESOURCE
 from pilothouse.context.relevance import terms
 from pilothouse.context.rewrite import RequestRewriteMiddleware, final_message, with_revised_calls
@@ -72,14 +72,17 @@ def recalled(question: str, earlier: Sequence[str], names: Collection[str] = (),
 
 async def recalled_mentions(question: str, earlier: Sequence[str],
                             inventory: Inventory) -> list[Mention]:
-    """The resources the `earlier` sentences `question` points back at name (`recalled`)."""
+    """The resources the `earlier` sentences `question` points back at name (`recalled`),
+    groups left out: a project's, a cluster's or a folder's name is often an ordinary word
+    ("platform", "orders"), evidence of its agent only where the question itself says it."""
     said = dict.fromkeys(sentence for _, sentence in sharing(question, earlier))
     if not said:
         return []
     found = [m for m in await inventory.mentions("\n".join(said)) if m.kind not in NO_RESOURCE]
-    quoted = recalled(question, earlier, {m.text.lower() for m in found})
-    return [m for m in found if any(m.text.lower() in {w.text.lower() for w in candidates(q)}
-                                    for q in quoted)]
+    quoted = {w.text.lower() for sentence in recalled(question, earlier,
+                                                      {m.text.lower() for m in found})
+              for w in candidates(sentence)}
+    return [m for m in found if m.kind not in GROUP_KINDS and m.text.lower() in quoted]
 
 
 class RecallMiddleware(RequestRewriteMiddleware):
