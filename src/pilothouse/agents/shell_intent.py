@@ -104,7 +104,8 @@ _NAMES_PROGRAM = re.compile(rf"(?<![\w./-])(?:{_PROGRAM})(?![\w/-])", re.IGNOREC
 #: Imperative verbs of a step that changes something, put as a request or as a question
 #: asking for it ("can you bump ...").
 CHANGE_VERB = re.compile(
-    r"^(?:please\s+|(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?)?(?:update|change|edit|modify|set|raise|lower|bump|increase|decrease|add|"
+    r"^(?:please\s+|(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?)?"
+    r"(?:update|change|edit|modify|set|raise|lower|bump|increase|decrease|add|"
     r"remove|delete|rename|move|create|write|commit|push|tag|release|deploy|apply|install|"
     r"upgrade|build|run|test|open|merge|fix|refactor|revert|rollback|roll\s+back)\b",
     re.IGNORECASE)
