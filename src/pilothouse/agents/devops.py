@@ -225,7 +225,9 @@ async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
                         "PILOTHOUSE_INDEX_MAX_FILES": str(settings.index_max_files)},
                        ["--root", str(settings.workspace), "--home", str(settings.home),
                         "--no-warm-up", *cli_arguments(settings, "rag")])
-    gate = shell_gate(settings.workspace, settings.shell_policy_file, secret)
+    # One policy decides both what waits for a person and what a question is nudged off.
+    policy = ShellPolicy(settings.workspace, settings.shell_policy_file, secret)
+    gate = shell_gate(policy)
     # Both tool servers start side by side: each is a process that takes most of a second.
     async with entered_together({"shell": partial(open_mcp_tools, "shell", shell),
                                  "rag": partial(open_mcp_tools, "rag", rag)}) as opened:
@@ -249,8 +251,7 @@ async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
                               NamedFolderMiddleware(Path(settings.workspace)),
                               OwnPathMiddleware(),
                               ToolChoiceMiddleware(ANSWERING_TOOLS, REASON_FIRST),
-                              ReadsForQuestionsMiddleware(ShellPolicy(
-                                  settings.workspace, settings.shell_policy_file).reason_to_ask),
+                              ReadsForQuestionsMiddleware(policy.reason_to_ask),
                               *gate.outside,
                               GroundedArgsMiddleware({}, names=GROUNDED_NAMES),
                               GroundedSearchQueryMiddleware(RETRIEVAL_TOOL,

@@ -121,6 +121,6 @@ class ShellPolicy:
         return {SHELL_TOOL: interrupt_config(self)}
 
 
-def shell_gate(workspace: Path, policy_file: Path | None, secret: str) -> EvidenceGate:
+def shell_gate(policy: ShellPolicy) -> EvidenceGate:
     """(approvals, middleware outside the gate, middleware inside it) for `run_command`."""
-    return evidence_gate([ShellPolicy(workspace, policy_file, secret)])
+    return evidence_gate([policy])
