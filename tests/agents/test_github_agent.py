@@ -9,7 +9,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.agents.factory import AgentFactory
-from pilothouse.agents.github import open_github_toolkit
+from pilothouse.agents.github import COMMIT_SHA, open_github_toolkit
 from pilothouse.config import Settings
 from pilothouse.context.rewrite import ANSWERS_NOTE, TURN_NOTE
 from pilothouse.models.registry import ModelSetup
@@ -223,28 +223,39 @@ async def test_a_question_saying_its_repository_is_about_the_one_the_answers_bef
                for e in events)
 
 
-async def test_an_item_cited_as_hash_number_is_offered_the_tools_that_take_a_number(
+async def test_an_item_cited_by_its_number_or_sha_is_offered_the_tools_that_take_it(
     make_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
 ) -> None:
+    pr = tool_call("get_pull_request", owner="acme-corp", repo="payments-api", number=1)
+    commit = tool_call("get_commit", owner="acme-corp", repo="payments-api", sha="ab12cd3")
     with running_github_sandbox() as sandbox:
         settings = dataclasses.replace(make_settings(), github_api_url=sandbox.url,
                                        github_token=sandbox.token)
-        setup = scripted_setup([tool_call("get_pull_request", owner="acme-corp",
-                                          repo="payments-api", number=1), "It is open.",
+        setup = scripted_setup([pr, "It is open.", pr, "It is open.", commit, "A commit.",
                                 tool_call("list_pull_requests", owner="acme-corp",
                                           repo="payments-api"), "Two are open."],
                                settings=settings)
         async with open_github_toolkit(settings) as toolkit:
             graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
-            for thread, question in (("cited", "who put up payments-api #1?"),
+            for thread, question in (("hash", "who put up payments-api #1?"),
+                                     ("kind", "whos blocking PR 1 on payments-api?"),
+                                     ("sha", "which pr did ab12cd3 in payments-api come from"),
                                      ("listed", "whats open on payments-api?")):
                 [e async for e in Conversation(graph, thread).ask(question)]
 
     requests = setup.chat_model.requests  # type: ignore[attr-defined]
-    cited, _, listed, _ = requests
-    assert [t["function"]["name"] for t in cited.tools] == ["get_pull_request"]
-    assert cited.tool_choice == "required"
-    assert len(listed.tools) > 1  # no number cited: every tool
+    hashed, _, kind, _, sha, _, listed, _ = requests
+    for cited in (hashed, kind):
+        assert [t["function"]["name"] for t in cited.tools] == ["get_pull_request"]
+        assert cited.tool_choice == "required"
+    assert [t["function"]["name"] for t in sha.tools] == ["get_commit"]
+    assert len(listed.tools) > 1  # nothing cited: every tool
+
+
+def test_a_sha_is_hex_with_a_digit_and_a_letter() -> None:
+    assert COMMIT_SHA.findall("deploy of 2196ff6 and 9f3c2a1e0b") == ["2196ff6", "9f3c2a1e0b"]
+    # A run id (digits only), a word (no digit), a name's part, a short hex: not a commit.
+    assert not COMMIT_SHA.findall("run 9105000037 defaced cafe-1234567 ab12cd")
 
 
 async def test_a_result_cut_to_fit_the_window_still_reaches_the_person_whole(

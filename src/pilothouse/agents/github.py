@@ -1,12 +1,13 @@
 """The GitHub agent: the GitHub MCP server's tools and the paging prompt; read-only, no gates.
 
 Its first model call of a turn must call a tool (`ToolChoiceMiddleware`), like the Argo CD agent;
-a question citing one item in GitHub's notation ("#37") is offered the tools that take an
-item's number (`NumberedItemMiddleware`).
+a question citing one item by its number ("#37", "PR 37") or a commit by its SHA is offered the
+tools that take it (`CitedItemMiddleware`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -63,21 +64,34 @@ GROUNDED_NAMES = {**{tool: ("per_page",) for tool in _PAGED},
                   "list_pull_requests_awaiting_review": ("reviewer", "per_page")}
 
 
-class NumberedItemMiddleware(RequestRewriteMiddleware):
-    """A question citing an item by GitHub's own notation ("#37", "owner/repo#37") is about
-    that one item: the turn's first call is offered the tools whose input takes an item's
-    `number`, and must call one. Measured on held-out dev questions: "who put up <repo> #37,
-    and has anyone approved it?" and "has <repo> #43 been reviewed yet?" were answered with
-    a listing of the repository's pull requests, which says neither."""
+#: A commit cited by its SHA, as git abbreviates it (7 to 40 hex digits, with a digit and a
+#: letter: a run id is all digits, an English word has no digit).
+COMMIT_SHA = re.compile(r"(?<![\w-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w-])",
+                        re.IGNORECASE)
+
+
+def _takes(tool: object, argument: str) -> bool:
+    return argument in (getattr(tool, "args", None) or {})
+
+
+class CitedItemMiddleware(RequestRewriteMiddleware):
+    """A question citing one item by its number ("#37", "PR 37") or a commit by its SHA is
+    about that item: the turn's first call is offered the tools whose input takes it (an
+    item's `number`; a commit's `sha`, or `base` and `head` for two SHAs), and must call one.
+    Measured on held-out dev questions: "who put up <repo> #37, and has anyone approved it?"
+    and "has <repo> #43 been reviewed yet?" were answered with a listing of the repository's
+    pull requests, which says neither; "what's <sha> in <repo>? which pr did it come from"
+    with a pull request whose number nobody gave."""
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
-        if not first_call(request) or not GITHUB_REFERENCE.search(
-                before_notes(question_text(request))):
+        if not first_call(request):
             return request
-        numbered = [t for t in request.tools
-                    if "number" in (getattr(t, "args", None) or {})]
-        return request.override(tools=numbered, tool_choice="required") if numbered \
-            else request
+        question = before_notes(question_text(request))
+        shas = set(COMMIT_SHA.findall(question))
+        argument = "number" if GITHUB_REFERENCE.search(question) else \
+            "base" if len(shas) > 1 else "sha" if shas else None
+        cited = [t for t in request.tools if argument and _takes(t, argument)]
+        return request.override(tools=cited, tool_choice="required") if cited else request
 
 
 @asynccontextmanager
@@ -115,6 +129,6 @@ async def open_github_toolkit(
                                                          subject=by_owner_and_repo,
                                                          narrow=False),
                                         GroundedSearchQueryMiddleware(),
-                                        NumberedItemMiddleware(),
+                                        CitedItemMiddleware(),
                                         RepositoryOwnerMiddleware(repositories)],
                       inventory=Inventory([repositories]))

@@ -19,6 +19,12 @@ the one tool that takes it (measured on dev questions: "are the <set> apps healt
 `get_application(name=<set>)`, an application that does not exist; offered the listings as
 well, as every set, or every healthy application of the fleet).
 
+A later question that names none and points back at one ("when did it last get deployed?")
+is about what the agent's own calls of the turn before were about: the agent keeps its thread,
+and one resource those calls named is the one "it" means (measured on a held-out dev follow-up:
+after a status question about one app, "when did it last get deployed and what was in that
+deploy" came as a listing of every ApplicationSet).
+
 A question naming no application, or several, is left as it is: a typo is not a name here, so
 the tools themselves answer it with the closest names ("did you mean"); several are the
 model's to take one by one. Later calls of the turn see every tool again.
@@ -28,13 +34,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.tool import ToolCall
 
 from pilothouse.agents.inventory import LOOKUP_SECONDS, InventorySource, Mention, candidates
+from pilothouse.agents.question_parts import points_elsewhere
 from pilothouse.context.rewrite import (
     add_turn_note,
     first_call,
@@ -43,6 +51,7 @@ from pilothouse.context.rewrite import (
     with_revised_calls,
 )
 from pilothouse.errors import PilothouseError
+from pilothouse.models.tokens import turn_start
 
 log = logging.getLogger("pilothouse.agents.named_scope")
 
@@ -72,6 +81,22 @@ def by_owner_and_repo(name: str) -> dict[str, str]:
     """A repository's tools name it by `owner` and `repo` (`owner/repo` in the inventory)."""
     owner, _, repo = name.partition("/")
     return {"owner": owner, "repo": repo}
+
+
+def acted_on_before(messages: Sequence[BaseMessage], tools: Collection[str]) -> str:
+    """The names the newest earlier call of `tools` (before this turn) was about: its string
+    arguments, and an `owner/repo` pair as the inventory spells it; "" when there is none."""
+    earlier = messages[:max(turn_start(messages), 0)]
+    for message in reversed(earlier):
+        calls = [c for c in message.tool_calls if c["name"] in tools] \
+            if isinstance(message, AIMessage) else []
+        if calls:
+            values = [v for c in calls for v in c["args"].values() if isinstance(v, str)]
+            pairs = [f"{c['args']['owner']}/{c['args']['repo']}" for c in calls
+                     if isinstance(c["args"].get("owner"), str)
+                     and isinstance(c["args"].get("repo"), str)]
+            return " ".join([*pairs, *values])
+    return ""
 
 
 class OneNamedResource(AgentMiddleware):
@@ -125,6 +150,8 @@ class OneNamedResource(AgentMiddleware):
             # for the commit an app runs, with Argo CD's answer showing the app's source
             # repository, the local model called an example's repository.
             named = await self.named(answers)
+        if scoped and not named and points_elsewhere(question_text(request)):
+            named = await self.named(acted_on_before(request.messages, self.scoped_tools))
         if len(named) != 1:
             return await handler(request)
         subject = self.subject(named[0].name)

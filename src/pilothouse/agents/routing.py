@@ -68,10 +68,13 @@ POINTS_BACK = re.compile(
     r"(?:we|you)\s+(?:discussed|noted|talked\s+about)|(?:this|our)\s+(?:conversation|chat))\b",
     re.IGNORECASE)
 
-#: "#37", "owner/repo#37": GitHub's own notation for an issue or a pull request, in any world.
-#: Measured on held-out dev questions: "who put up <name> #37?" and "has <name> #43 been
-#: reviewed?" named a repository that is also an ApplicationSet, and asked Argo CD as well.
-GITHUB_REFERENCE = re.compile(r"(?<![&#])#\d+\b")
+#: "#37", "owner/repo#37", "PR 37", "issue 37": an issue or a pull request cited by its number,
+#: in GitHub's notation or with its kind's name, in any world. Measured on held-out dev
+#: questions: "who put up <name> #37?" and "has <name> #43 been reviewed?" named a repository
+#: that is also an ApplicationSet, and asked Argo CD as well; "whos blocking pr 46 on <repo>?"
+#: was answered with the repository's review queue, which does not say.
+GITHUB_REFERENCE = re.compile(
+    r"(?<![&#])#\d+\b|\b(?:pr|pull\s+request|issue)\s*#?\s*\d+\b", re.IGNORECASE)
 
 #: A follow-up about the items an agent just listed ("the oldest of those", "which of
 #: them ..."): measured, the local supervisor answered one itself, with an empty log tail.

@@ -134,7 +134,9 @@ def build_argocd_server(settings: Settings | None = None, *,
 
     async def get_application_logs(name: AppName, tail_lines: int = 100,
                                    pod_name: str | None = None, container: str | None = None,
-                                   filter: str | None = None,
+                                   filter: Annotated[str | None, Field(
+                                       description="only lines containing this text, "
+                                                   "e.g. error")] = None,
                                    project: str | None = None) -> CallToolResult:
         return await run(lambda c: details.logs(c, name, tail_lines=tail_lines,
                                                 pod_name=pod_name, container=container,
