@@ -281,23 +281,27 @@ async def test_a_later_question_pointing_back_is_about_the_app_the_agent_acted_o
         tool_call("get_application", name=app), "It is there.",
         # "it" names no app: the model's call of a listing is not what the person means.
         tool_call("get_application_history", name="it"), "Its deploys.",
+        tool_call("list_applications", page=1), LEAD,
         tool_call("list_applications", page=1), LEAD],
         window=32_000, settings=settings)
     async with open_argocd_toolkit(settings) as toolkit:
         graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
         await run(graph, f"is {app} ok?", "f-1")
         await run(graph, "when did it last get deployed?", "f-1")
-        # A later question that does not point back keeps every tool.
+        # A later question that does not point back keeps every tool, and one pointing
+        # back after a listing means the listing's items, not the app before it.
         await run(graph, "and the whole fleet, page one?", "f-1")
+        await run(graph, "which of them are synced?", "f-1")
 
     state = await graph.aget_state({"configurable": {"thread_id": "f-1"}})
     calls = [c for m in state.values["messages"] for c in getattr(m, "tool_calls", [])]
     assert calls[1]["name"] == "get_application_history"
     assert calls[1]["args"]["name"] == app
-    _, _, later, _, fleet, _ = setup.chat_model.requests  # type: ignore[attr-defined]
+    _, _, later, _, fleet, _, items, _ = setup.chat_model.requests  # type: ignore[attr-defined]
     offered = {t["function"]["name"] for t in later.tools}
     assert "get_application_history" in offered and "list_applications" not in offered
-    assert "list_applications" in {t["function"]["name"] for t in fleet.tools}
+    for every_tool in (fleet, items):
+        assert "list_applications" in {t["function"]["name"] for t in every_tool.tools}
 
 
 async def test_a_question_naming_one_project_lists_that_projects_applications(

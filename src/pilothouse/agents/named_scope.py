@@ -84,19 +84,17 @@ def by_owner_and_repo(name: str) -> dict[str, str]:
 
 
 def acted_on_before(messages: Sequence[BaseMessage], tools: Collection[str]) -> str:
-    """The names the newest earlier call of `tools` (before this turn) was about: its string
-    arguments, and an `owner/repo` pair as the inventory spells it; "" when there is none."""
+    """The names the agent's newest call before this turn was about, when it called `tools`:
+    their string arguments, and an `owner/repo` pair as the inventory spells it; "" when that
+    call was another tool's (a listing: "which of them" means its items) or there is none."""
     earlier = messages[:max(turn_start(messages), 0)]
-    for message in reversed(earlier):
-        calls = [c for c in message.tool_calls if c["name"] in tools] \
-            if isinstance(message, AIMessage) else []
-        if calls:
-            values = [v for c in calls for v in c["args"].values() if isinstance(v, str)]
-            pairs = [f"{c['args']['owner']}/{c['args']['repo']}" for c in calls
-                     if isinstance(c["args"].get("owner"), str)
-                     and isinstance(c["args"].get("repo"), str)]
-            return " ".join([*pairs, *values])
-    return ""
+    newest = next((m for m in reversed(earlier) if isinstance(m, AIMessage) and m.tool_calls),
+                  None)
+    calls = [c for c in newest.tool_calls if c["name"] in tools] if newest else []
+    values = [v for c in calls for v in c["args"].values() if isinstance(v, str)]
+    pairs = [f"{c['args']['owner']}/{c['args']['repo']}" for c in calls
+             if isinstance(c["args"].get("owner"), str) and isinstance(c["args"].get("repo"), str)]
+    return " ".join([*pairs, *values])
 
 
 class OneNamedResource(AgentMiddleware):
