@@ -104,8 +104,11 @@ async def test_a_client_that_goes_away_cancels_the_run_logged_once(
             async with aclosing(client.send_message(request)) as events:
                 async for event in events:
                     task_id = task_id or event.task.id
-                    if started.is_set():
-                        break  # the client goes away mid-tool
+                    # The client goes away mid-tool. Waiting for the tool, not for an event
+                    # after it: on a slow machine (CI, 2026-12-02) the last event before the
+                    # hanging tool came before it started, and the next was its 60 s timeout.
+                    await asyncio.wait_for(started.wait(), 10)
+                    break
         async with a2a_client(f"{url}/a2a/argocd") as client:
             task = await wait_for_state(client, task_id, TaskState.TASK_STATE_CANCELED)
 
