@@ -20,8 +20,9 @@ the one tool that takes it (measured on dev questions: "are the <set> apps healt
 well, as every set, or every healthy application of the fleet).
 
 A later question that names none and points back at one ("when did it last get deployed?")
-is about what the agent's own calls of the turn before were about: the agent keeps its thread,
-and one resource those calls named is the one "it" means (measured on a held-out dev follow-up:
+is about what the agent's own newest call was about: the agent keeps its thread, and one
+resource that call named is the one "it" means; after a listing, "them" is its items, so no
+other tool's call scopes anything (measured on a held-out dev follow-up:
 after a status question about one app, "when did it last get deployed and what was in that
 deploy" came as a listing of every ApplicationSet).
 
