@@ -104,3 +104,28 @@ def test_change_questions_are_shown_an_example_of_their_tool(
     from pilothouse.tools.argocd.server import READ_TOOLS, WRITE_TOOLS
     selector = ExampleSelector(ARGOCD_EXAMPLES, [*READ_TOOLS, *WRITE_TOOLS], embed)
     assert tool in [e.tool for e in selector.nearest(question)[:2]]
+
+
+def test_a_call_is_shown_only_examples_of_the_tools_it_offers(embed: MiniLMEmbedder) -> None:
+    # A menu narrowed to one application's tools (`OneNamedResource`) is shown none of the
+    # listings' examples, however near they are: the model could only reach for a neighbour.
+    from langchain.agents.middleware import ModelRequest
+    from langchain_core.messages import HumanMessage
+    from langchain_core.tools import StructuredTool
+
+    from pilothouse.agents.example_bank import ARGOCD_EXAMPLES
+    from pilothouse.agents.examples import ExampleSelector, FewShotMiddleware
+
+    def offered(name: str) -> StructuredTool:
+        return StructuredTool.from_function(lambda name: name, name=name, description=name)
+
+    selector = ExampleSelector(ARGOCD_EXAMPLES, [e.tool for e in ARGOCD_EXAMPLES], embed)
+    question = "degraded apps and why they are degraded"
+    assert "list_applications" in [e.tool for e in selector.nearest(question)]
+    one_app = ["get_application", "get_application_events", "get_application_history"]
+    request = ModelRequest(model=None, messages=[HumanMessage(question)],  # type: ignore[arg-type]
+                           tools=[offered(name) for name in one_app])
+    note = str(FewShotMiddleware(selector).rewrite(request).messages[-1].content)
+    shown = [line.split("-> ", 1)[1].split("(")[0] for line in note.splitlines()
+             if "-> " in line]
+    assert shown and set(shown) <= set(one_app)

@@ -122,6 +122,28 @@ async def test_a_repository_named_without_its_owner_gets_the_one_owner_the_token
     assert "Resolved against" not in told[1]
 
 
+async def test_a_search_of_a_repository_named_without_its_owner_gets_the_owner_that_holds_it(
+    make_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+) -> None:
+    # GitHub's search takes `repo:owner/name`; `repo:name` alone is a validation error.
+    bare = tool_call("search_issues", query="repo:payments-api label:bug is:issue is:open")
+    with running_github_sandbox() as sandbox:
+        settings = dataclasses.replace(make_settings(), github_api_url=sandbox.url,
+                                       github_token=sandbox.token)
+        setup = scripted_setup([bare, "Here they are."], settings=settings)
+        async with open_github_toolkit(settings) as toolkit:
+            graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+            events = [e async for e in Conversation(graph, "search").ask(
+                "how many open issues labelled bug are on payments-api")]
+            [call] = [m.tool_calls[0]["args"] for m in (await graph.aget_state(
+                {"configurable": {"thread_id": "search"}})).values["messages"]
+                if getattr(m, "tool_calls", None)]
+
+    assert call == {"query": "repo:acme-corp/payments-api label:bug is:issue is:open"}
+    [answer] = [e.text for e in events if isinstance(e, Answer)]
+    assert "18 results for 'repo:acme-corp/payments-api label:bug is:issue is:open'" in answer
+
+
 async def test_the_repository_a_call_is_about_is_not_also_its_reviewer(
     make_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
 ) -> None:

@@ -102,3 +102,17 @@ def test_words_written_joined_are_found_whole() -> None:
     assert joined_words("PR 77 in octo/ledger, and checkout-web.") == [
         "octo/ledger", "checkout-web"]
     assert joined_words("the weather today") == []
+
+
+def test_a_part_that_points_back_gets_the_question_up_to_its_end() -> None:
+    # A pronoun points back: what "they" stands for is before it, in the part or the parts
+    # before; the requests after it are other agents'.
+    question = ("how long do the code's session tokens live before they expire, and is "
+                "payments-api synced in Argo CD?")
+    assert parts(question) == {
+        "devops": "how long do the code's session tokens live before they expire",
+        "argocd": "is payments-api synced in Argo CD?"}
+    question = ("Is shopfront Degraded in Argo CD, and is its CI workflow failing? Also grep "
+                "the code for retries.")
+    assert parts(question)["github"] == ("Is shopfront Degraded in Argo CD, and is its CI "
+                                         "workflow failing?")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -116,11 +116,14 @@ class ExampleSelector:
                 self._vectors = self._embed(bank_intents(self.examples))
             return self._vectors
 
-    def nearest(self, question: str, k: int = TOP_K) -> list[Example]:
+    def nearest(self, question: str, k: int = TOP_K,
+                offered: Collection[str] | None = None) -> list[Example]:
+        """The `k` examples nearest `question`, of the tools `offered` (default: all)."""
         if not self.examples or not question.strip():
             return []
         scores = self._bank_vectors() @ self._embed([intent_text(question)])[0]
-        order = np.argsort(-scores)[:k]
+        order = [i for i in np.argsort(-scores)
+                 if offered is None or self.examples[i].tool in offered][:k]
         return [self.examples[i] for i in order if scores[i] >= MIN_SIMILARITY]
 
 
@@ -144,7 +147,11 @@ class FewShotMiddleware(RequestRewriteMiddleware):
         if not messages or not isinstance(messages[-1], HumanMessage):
             return request
         try:
-            chosen = self.selector.nearest(question_text(request))
+            # Only examples of tools this call offers: the menu may be narrowed to one
+            # resource's tools, and an example of a tool the model cannot call shows it
+            # nothing but a neighbour to reach for.
+            offered = {str(getattr(t, "name", "")) for t in request.tools} or None
+            chosen = self.selector.nearest(question_text(request), offered=offered)
         except Exception as error:  # missing embedding files: answer without examples
             log.warning("Few-shot examples unavailable: %s", error)
             return request

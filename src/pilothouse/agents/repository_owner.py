@@ -9,12 +9,19 @@ list of repositories knows the owner: when the owner a call gives holds no repos
 name the token can see, and exactly one owner does, the call goes to that owner. A repository
 no visible owner holds (or several do) is left as written: the tool answers it with the
 closest names, and nothing is guessed here.
+
+A search query names its repositories in GitHub's syntax, `repo:owner/name`, and is held to
+the same rule: `repo:name` without its owner (which GitHub rejects: "the listed users and
+repositories cannot be searched") or with an owner that holds no such repository becomes
+`repo:<holder>/name`. Measured on held-out dev: "how many open bugs on <repo>" searched
+`repo:<repo> is:issue is:open`, and the answer was GitHub's validation error.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Awaitable, Callable
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
@@ -26,10 +33,29 @@ from pilothouse.errors import PilothouseError
 
 log = logging.getLogger("pilothouse.agents.repository_owner")
 
+#: A search query's repository qualifier (`repo:name` or `repo:owner/name`).
+_REPO_QUALIFIER = re.compile(r"(?<!\S)(repo:)([\w.-]+(?:/[\w.-]+)?)", re.IGNORECASE)
+
+
+def _written(call: ToolCall) -> list[tuple[str | None, str]]:
+    """(owner or None, repository) of each repository `call` names: its `owner` and `repo`
+    arguments, and each `repo:` qualifier of its search `query`."""
+    args = call["args"]
+    owner, repo = args.get("owner"), args.get("repo")
+    named: list[tuple[str | None, str]] = []
+    if isinstance(owner, str) and isinstance(repo, str) and repo and "/" not in repo:
+        named.append((owner, repo))
+    query = args.get("query")
+    for match in _REPO_QUALIFIER.finditer(query if isinstance(query, str) else ""):
+        given, _, name = match.group(2).rpartition("/")
+        named.append((given or None, name))
+    return named
+
 
 class RepositoryOwnerMiddleware(AgentMiddleware):
-    """Respells the `owner` of each call naming a `repo` as the one visible owner holding it,
-    when the owner given holds none (`source`: the repositories the token can see)."""
+    """Respells the owner of each repository a call names (its `owner` for its `repo`, a
+    search's `repo:` qualifiers) as the one visible owner holding it, when the owner given
+    holds none or none is given (`source`: the repositories the token can see)."""
 
     def __init__(self, source: InventorySource, *,
                  timeout_seconds: float = LOOKUP_SECONDS) -> None:
@@ -41,10 +67,8 @@ class RepositoryOwnerMiddleware(AgentMiddleware):
         """`owner/repo` as the calls write it (lower case) -> the visible repository it is,
         for each call whose repository the token sees under one owner only."""
         words = []
-        for call in calls:
-            owner, repo = call["args"].get("owner"), call["args"].get("repo")
-            if isinstance(owner, str) and isinstance(repo, str) and repo and "/" not in repo:
-                words += [Candidate(f"{owner}/{repo}", 0), Candidate(repo, 0)]
+        for owner, repo in (named for call in calls for named in _written(call)):
+            words += [*([Candidate(f"{owner}/{repo}", 0)] if owner else []), Candidate(repo, 0)]
         if not words:
             return {}
         try:
@@ -52,7 +76,12 @@ class RepositoryOwnerMiddleware(AgentMiddleware):
         except (PilothouseError, OSError, TimeoutError) as exc:
             log.debug("The repository list was not read (%s); owners stay as written.", exc)
             return {}
-        return {m.text.lower(): m.name for m in found if m.kind == REPOSITORY}
+        held: dict[str, set[str]] = {}
+        for mention in found:
+            if mention.kind == REPOSITORY:
+                held.setdefault(mention.text.lower(), set()).add(mention.name)
+        # A name several owners hold is not respelled: which one is meant is not known here.
+        return {text: names.pop() for text, names in held.items() if len(names) == 1}
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -63,15 +92,25 @@ class RepositoryOwnerMiddleware(AgentMiddleware):
         if not holders:
             return response
 
+        def holder(owner: str | None, repo: str) -> str | None:
+            """`owner/repo` as the token sees it, when the owner given does not hold it."""
+            if owner and f"{owner}/{repo}".lower() in holders:  # the owner given holds it
+                return None
+            return holders.get(repo.lower())
+
+        def qualifier(match: re.Match[str]) -> str:
+            given, _, name = match.group(2).rpartition("/")
+            held = holder(given or None, name)
+            return match.group(1) + held if held else match.group(0)
+
         def held_by_its_owner(call: ToolCall) -> ToolCall:
-            owner, repo = call["args"].get("owner"), call["args"].get("repo")
-            if not isinstance(owner, str) or not isinstance(repo, str):
-                return call
-            if f"{owner}/{repo}".lower() in holders:  # the owner given holds it
-                return call
-            holder = holders.get(repo.lower())
-            if holder is None:
-                return call
-            return {**call, "args": {**call["args"], "owner": holder.partition("/")[0]}}
+            args = dict(call["args"])
+            owner, repo, query = args.get("owner"), args.get("repo"), args.get("query")
+            if isinstance(owner, str) and isinstance(repo, str) \
+                    and (held := holder(owner, repo)):
+                args["owner"] = held.partition("/")[0]
+            if isinstance(query, str):
+                args["query"] = _REPO_QUALIFIER.sub(qualifier, query)
+            return call if args == call["args"] else {**call, "args": args}
 
         return with_revised_calls(response, held_by_its_owner)

@@ -78,12 +78,15 @@ def change_tools(run: tool_base.ToolRunner[Any]) -> list[Tool]:
 
     reads: list[tuple[tool_base.ToolFunction, str]] = [
         (get_application_history, "Who deployed one application, when, and which revision: "
-                                  "its deploys, newest first, paged, with commit messages."),
+                                  "its deploys, newest first, paged, with authors and commit "
+                                  "messages."),
         (diff_application, "Whether one application drifted from git (live vs desired): "
                            "per resource that differs, a unified diff (capped)."),
-        (get_application_changes, "What changed before one application's trouble started: "
-                                  "deploys and warning events in time order, with SHAs to "
-                                  "look up on GitHub."),
+        # Its timeline holds deploys and events both, so it says which neighbour answers
+        # each alone: the local model read it for who deployed and why an app is red.
+        (get_application_changes, "What changed just before one app broke: deploys and "
+                                  "warnings in one timeline, with SHAs. Who deployed: "
+                                  "get_application_history; why: get_application_events."),
     ]
     writes: list[tuple[tool_base.ToolFunction, str]] = [
         (rollback_application, "Roll an application back to an earlier deploy. Dry run by "

@@ -66,12 +66,17 @@ def _canonical(choices: tuple[str, ...]) -> Callable[[object], object]:
 
 
 # Enums in the schema: the local model's calls are grammar-constrained to the schema, so it
-# can only write a status Argo CD knows (it had written sync_status="health").
+# can only write a status Argo CD knows (it had written sync_status="health"). Each says
+# what its values mean, as Argo CD's documentation does: a person asks for what is failing or
+# differs from git, not for a status name.
 SyncStatus = Annotated[Literal["Synced", "OutOfSync", "Unknown"] | None,
-                       BeforeValidator(_canonical(SYNC_STATUSES))]
+                       BeforeValidator(_canonical(SYNC_STATUSES)),
+                       Field(description="OutOfSync: the live state differs from git")]
 HealthStatus = Annotated[
     Literal["Healthy", "Progressing", "Degraded", "Suspended", "Missing", "Unknown"] | None,
-    BeforeValidator(_canonical(HEALTH_STATUSES))]
+    BeforeValidator(_canonical(HEALTH_STATUSES)),
+    Field(description="Degraded: failing or broken; Progressing: not yet healthy, e.g. "
+                      "rolling out; Suspended: paused")]
 RESOURCE_TYPES = ("applications", "projects", "applicationsets", "clusters")
 
 
