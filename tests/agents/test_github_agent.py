@@ -5,11 +5,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from langchain_core.messages import HumanMessage
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.agents.factory import AgentFactory
 from pilothouse.agents.github import COMMIT_SHA, open_github_toolkit
+from pilothouse.agents.issue_labels import said_labels
 from pilothouse.config import Settings
 from pilothouse.context.rewrite import ANSWERS_NOTE, TURN_NOTE
 from pilothouse.models.registry import ModelSetup
@@ -142,6 +144,46 @@ async def test_a_search_of_a_repository_named_without_its_owner_gets_the_owner_t
     assert call == {"query": "repo:acme-corp/payments-api label:bug is:issue is:open"}
     [answer] = [e.text for e in events if isinstance(e, Answer)]
     assert "18 results for 'repo:acme-corp/payments-api label:bug is:issue is:open'" in answer
+
+
+@pytest.mark.parametrize(("written", "expected"), [
+    (tool_call("search_issues", query="repo:payments-api is:issue is:open"),
+     {"query": "repo:acme-corp/payments-api is:issue is:open label:bug"}),
+    (tool_call("list_issues", owner="acme-corp", repo="payments-api", state="open"),
+     {"owner": "acme-corp", "repo": "payments-api", "state": "open", "labels": "bug"}),
+])
+async def test_a_label_the_repository_has_and_the_question_names_filters_its_issues(
+    make_settings: Callable[..., Settings], scripted_setup: Callable[..., ModelSetup],
+    written: AIMessage, expected: dict[str, str],
+) -> None:
+    # "bugs" is the repository's label `bug` (its own label list says so, not a word table);
+    # the call asked for every open issue, and counted 22 where 18 are bugs.
+    with running_github_sandbox() as sandbox:
+        settings = dataclasses.replace(make_settings(), github_api_url=sandbox.url,
+                                       github_token=sandbox.token)
+        setup = scripted_setup([written, "Here they are."], settings=settings)
+        async with open_github_toolkit(settings) as toolkit:
+            graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+            events = [e async for e in Conversation(graph, "labels").ask(
+                "how many open bugs on payments-api")]
+            [call] = [m.tool_calls[0]["args"] for m in (await graph.aget_state(
+                {"configurable": {"thread_id": "labels"}})).values["messages"]
+                if getattr(m, "tool_calls", None)]
+
+    assert call == expected
+    [answer] = [e.text for e in events if isinstance(e, Answer)]
+    rows = [line for line in answer.splitlines() if line.startswith("| ") and "issue" in line]
+    assert rows and all("bug" in row for row in rows)
+    actions = [e.action.detail for e in events if isinstance(e, ContextNote)]
+    assert any("labels the question names" in detail for detail in actions)
+
+
+def test_a_label_is_said_as_whole_words_or_in_the_plural() -> None:
+    labels = ["bug", "enhancement", "good first issue", "env:production", "do-not-merge"]
+    assert said_labels(labels, "any open Bugs?") == ["bug"]
+    assert said_labels(labels, "good first issues for a new hire") == ["good first issue"]
+    # Not inside another word or name, and not a part of a label.
+    assert said_labels(labels, "debug the bug-tracker, in production, merge it") == []
 
 
 async def test_the_repository_a_call_is_about_is_not_also_its_reviewer(

@@ -16,6 +16,7 @@ from langchain.agents.middleware import ModelRequest
 from pilothouse.agents.github_prompt import GITHUB_SYSTEM_PROMPT
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
 from pilothouse.agents.inventory import REPOSITORY, GitHubRepositories, Inventory
+from pilothouse.agents.issue_labels import IssueLabelMiddleware
 from pilothouse.agents.named_scope import OneNamedResource, by_owner_and_repo
 from pilothouse.agents.repository_owner import RepositoryOwnerMiddleware
 from pilothouse.agents.routing import GITHUB_REFERENCE
@@ -128,6 +129,9 @@ async def open_github_toolkit(
                                                          REPOSITORY, one_repo,
                                                          subject=by_owner_and_repo,
                                                          narrow=False),
+                                        # Outside the query's grounding, which keeps
+                                        # only labels said as written ("bug", not "bugs").
+                                        IssueLabelMiddleware(repositories),
                                         GroundedSearchQueryMiddleware(),
                                         CitedItemMiddleware(),
                                         RepositoryOwnerMiddleware(repositories)],

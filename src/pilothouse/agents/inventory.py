@@ -30,12 +30,15 @@ import time
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pilothouse.config import Settings
 from pilothouse.errors import PilothouseError
 from pilothouse.tools.closeness import normal
 from pilothouse.tools.github.connection import GitHubConnection, github_connection
+
+if TYPE_CHECKING:
+    from pilothouse.tools.github.client import GitHubClient
 
 log = logging.getLogger("pilothouse.agents.inventory")
 
@@ -212,20 +215,34 @@ class GitHubRepositories:
     def __init__(self, connection: GitHubConnection) -> None:
         self.connection = connection
         self._listed: tuple[float, list[str]] | None = None
+        self._labels: dict[str, tuple[float, list[str]]] = {}
+
+    def _client(self) -> GitHubClient:
+        from pilothouse.tools.github.client import GitHubClient
+
+        connection = self.connection
+        return GitHubClient(connection.api_url, connection.token,
+                            timeout=connection.timeout_seconds, retries=0,
+                            max_rate_limit_wait=0)
 
     async def _visible(self) -> list[str]:
         """The repositories the token can see, listed at most once per `REUSE_SECONDS`."""
-        from pilothouse.tools.github.client import GitHubClient
-
         if self._listed is not None and time.monotonic() - self._listed[0] < self.REUSE_SECONDS:
             return self._listed[1]
-        connection = self.connection
-        async with GitHubClient(connection.api_url, connection.token,
-                                timeout=connection.timeout_seconds, retries=0,
-                                max_rate_limit_wait=0) as client:
+        async with self._client() as client:
             visible = await client.visible_repositories()
         self._listed = (time.monotonic(), visible)
         return visible
+
+    async def labels(self, full_name: str) -> list[str]:
+        """The label names of repository `full_name`, read at most once per `REUSE_SECONDS`."""
+        kept = self._labels.get(full_name.lower())
+        if kept is not None and time.monotonic() - kept[0] < self.REUSE_SECONDS:
+            return kept[1]
+        async with self._client() as client:
+            names = await client.repository_labels(full_name)
+        self._labels[full_name.lower()] = (time.monotonic(), names)
+        return names
 
     async def resolve(self, words: Sequence[Candidate]) -> list[Mention]:
         visible = await self._visible()

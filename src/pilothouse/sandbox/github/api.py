@@ -186,6 +186,17 @@ class GitHubSandboxApi:
         return json_response([site.pull_as_issue(r, i) if isinstance(i, Pull)
                               else site.issue(r, i) for r, i in chunk], headers=headers)
 
+    async def list_labels(self, request: Request, authenticated: bool) -> Response:
+        """`GET /repos/{owner}/{repo}/labels`: the organisation's labels, which every one of
+        its repositories carries (as a label-sync bot keeps them)."""
+        repo = self._repo(request, authenticated)
+        if repo is None:
+            return gh_error(404, "Not Found", f"{DOCS}/issues/labels#list-labels-for-a-repository")
+        site = self._site(request)
+        names = sorted(site.words.labels)
+        chunk, headers = page_of(request, names, f"/repositories/{repo.id}/labels")
+        return json_response([site.label(repo, name) for name in chunk], headers=headers)
+
     async def search_issues(self, request: Request, authenticated: bool) -> Response:
         query = request.query_params
         world = self.state.world
@@ -322,6 +333,7 @@ def create_github_sandbox_app(spec: WorldSpec | None = None, token: str = DEFAUL
             Route(prefix + "/pulls/{number}/files", g(api.pull_files), methods=["GET"]),
             Route(prefix + "/pulls/{number}/reviews", g(api.pull_reviews), methods=["GET"]),
             Route(prefix + "/issues", g(api.list_issues), methods=["GET"]),
+            Route(prefix + "/labels", g(api.list_labels), methods=["GET"]),
             Route(prefix + "/actions/runs", g(api.list_runs), methods=["GET"]),
             Route(prefix + "/actions/runs/{run_id}", g(api.get_run), methods=["GET"]),
             Route(prefix + "/actions/runs/{run_id}/logs", g(api.run_logs), methods=["GET"]),

@@ -151,6 +151,14 @@ class GitHubClient(HttpApiClient):
                 break
         return names
 
+    async def repository_labels(self, full_name: str) -> list[str]:
+        """The names of the labels of repository `full_name` (`owner/name`): the first 100,
+        more than a repository's label set holds in practice."""
+        listing = await self.get_list(f"/repos/{full_name}/labels", {"per_page": 100},
+                                      lambda doc: str(doc.get("name") or ""),
+                                      subject=f"The labels of {full_name}")
+        return [name for name in listing.items if name]
+
     async def meant_repositories(self, path: str) -> list[str]:
         """For a 404 under `/repos/<owner>/<name>`: the repositories the token can see that
         the caller may have meant, the same name under another owner, else a close spelling.
