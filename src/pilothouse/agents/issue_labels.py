@@ -25,6 +25,7 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain_core.messages.tool import ToolCall
 
 from pilothouse.agents.inventory import LOOKUP_SECONDS, GitHubRepositories
+from pilothouse.agents.repository_owner import REPO_QUALIFIER
 from pilothouse.context.events import ContextAction, report
 from pilothouse.context.rewrite import final_message, newest_question, with_revised_calls
 from pilothouse.errors import PilothouseError
@@ -33,8 +34,7 @@ log = logging.getLogger("pilothouse.agents.issue_labels")
 
 LIST_TOOL = "list_issues"
 SEARCH_TOOL = "search_issues"
-#: The one repository of a search query, and whether it gives a label already.
-_REPO = re.compile(r"(?<!\S)repo:([\w.-]+/[\w.-]+)", re.IGNORECASE)
+#: Whether a search query gives a label already (or excludes one).
 _LABEL = re.compile(r"(?<!\S)-?label:", re.IGNORECASE)
 
 
@@ -56,8 +56,8 @@ def _repository(call: ToolCall) -> str | None:
         return f"{owner}/{repo}" if isinstance(owner, str) and isinstance(repo, str) else None
     query = args.get("query")
     if call["name"] == SEARCH_TOOL and isinstance(query, str) and not _LABEL.search(query):
-        repos = {m.lower() for m in _REPO.findall(query)}
-        return repos.pop() if len(repos) == 1 else None
+        repos = {m.group(2).lower() for m in REPO_QUALIFIER.finditer(query)}
+        return repos.pop() if len(repos) == 1 and "/" in next(iter(repos)) else None
     return None
 
 

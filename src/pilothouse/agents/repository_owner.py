@@ -34,7 +34,7 @@ from pilothouse.errors import PilothouseError
 log = logging.getLogger("pilothouse.agents.repository_owner")
 
 #: A search query's repository qualifier (`repo:name` or `repo:owner/name`).
-_REPO_QUALIFIER = re.compile(r"(?<!\S)(repo:)([\w.-]+(?:/[\w.-]+)?)", re.IGNORECASE)
+REPO_QUALIFIER = re.compile(r"(?<!\S)(repo:)([\w.-]+(?:/[\w.-]+)?)", re.IGNORECASE)
 
 
 def _written(call: ToolCall) -> list[tuple[str | None, str]]:
@@ -46,7 +46,7 @@ def _written(call: ToolCall) -> list[tuple[str | None, str]]:
     if isinstance(owner, str) and isinstance(repo, str) and repo and "/" not in repo:
         named.append((owner, repo))
     query = args.get("query")
-    for match in _REPO_QUALIFIER.finditer(query if isinstance(query, str) else ""):
+    for match in REPO_QUALIFIER.finditer(query if isinstance(query, str) else ""):
         given, _, name = match.group(2).rpartition("/")
         named.append((given or None, name))
     return named
@@ -110,7 +110,7 @@ class RepositoryOwnerMiddleware(AgentMiddleware):
                     and (held := holder(owner, repo)):
                 args["owner"] = held.partition("/")[0]
             if isinstance(query, str):
-                args["query"] = _REPO_QUALIFIER.sub(qualifier, query)
+                args["query"] = REPO_QUALIFIER.sub(qualifier, query)
             return call if args == call["args"] else {**call, "args": args}
 
         return with_revised_calls(response, held_by_its_owner)
