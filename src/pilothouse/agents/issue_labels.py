@@ -25,7 +25,7 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain_core.messages.tool import ToolCall
 
 from pilothouse.agents.inventory import LOOKUP_SECONDS, GitHubRepositories
-from pilothouse.agents.repository_owner import REPO_QUALIFIER
+from pilothouse.agents.repository_owner import searched_repositories
 from pilothouse.context.events import ContextAction, report
 from pilothouse.context.rewrite import final_message, newest_question, with_revised_calls
 from pilothouse.errors import PilothouseError
@@ -34,8 +34,6 @@ log = logging.getLogger("pilothouse.agents.issue_labels")
 
 LIST_TOOL = "list_issues"
 SEARCH_TOOL = "search_issues"
-#: Whether a search query gives a label already (or excludes one).
-_LABEL = re.compile(r"(?<!\S)-?label:", re.IGNORECASE)
 
 
 def said_labels(labels: list[str], question: str) -> list[str]:
@@ -55,8 +53,9 @@ def _repository(call: ToolCall) -> str | None:
         owner, repo = args.get("owner"), args.get("repo")
         return f"{owner}/{repo}" if isinstance(owner, str) and isinstance(repo, str) else None
     query = args.get("query")
-    if call["name"] == SEARCH_TOOL and isinstance(query, str) and not _LABEL.search(query):
-        repos = {m.group(2).lower() for m in REPO_QUALIFIER.finditer(query)}
+    if call["name"] == SEARCH_TOOL and isinstance(query, str) and not any(
+            term.lower().lstrip("-").startswith("label:") for term in query.split()):
+        repos = {name.lower() for name in searched_repositories(query)}
         return repos.pop() if len(repos) == 1 and "/" in next(iter(repos)) else None
     return None
 

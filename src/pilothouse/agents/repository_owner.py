@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Awaitable, Callable
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
@@ -33,8 +32,13 @@ from pilothouse.errors import PilothouseError
 
 log = logging.getLogger("pilothouse.agents.repository_owner")
 
-#: A search query's repository qualifier (`repo:name` or `repo:owner/name`).
-REPO_QUALIFIER = re.compile(r"(?<!\S)(repo:)([\w.-]+(?:/[\w.-]+)?)", re.IGNORECASE)
+REPO_QUALIFIER = "repo:"
+
+
+def searched_repositories(query: str) -> list[str]:
+    """The repositories a search `query` names with `repo:` (`name` or `owner/name`)."""
+    return [term[len(REPO_QUALIFIER):] for term in query.split()
+            if term.lower().startswith(REPO_QUALIFIER) and len(term) > len(REPO_QUALIFIER)]
 
 
 def _written(call: ToolCall) -> list[tuple[str | None, str]]:
@@ -46,8 +50,8 @@ def _written(call: ToolCall) -> list[tuple[str | None, str]]:
     if isinstance(owner, str) and isinstance(repo, str) and repo and "/" not in repo:
         named.append((owner, repo))
     query = args.get("query")
-    for match in REPO_QUALIFIER.finditer(query if isinstance(query, str) else ""):
-        given, _, name = match.group(2).rpartition("/")
+    for written in searched_repositories(query if isinstance(query, str) else ""):
+        given, _, name = written.rpartition("/")
         named.append((given or None, name))
     return named
 
@@ -98,10 +102,13 @@ class RepositoryOwnerMiddleware(AgentMiddleware):
                 return None
             return holders.get(repo.lower())
 
-        def qualifier(match: re.Match[str]) -> str:
-            given, _, name = match.group(2).rpartition("/")
+        def qualified(term: str) -> str:
+            """A `repo:` term of a search query, by the owner that holds it."""
+            if not term.lower().startswith(REPO_QUALIFIER):
+                return term
+            given, _, name = term[len(REPO_QUALIFIER):].rpartition("/")
             held = holder(given or None, name)
-            return match.group(1) + held if held else match.group(0)
+            return REPO_QUALIFIER + held if held else term
 
         def held_by_its_owner(call: ToolCall) -> ToolCall:
             args = dict(call["args"])
@@ -110,7 +117,7 @@ class RepositoryOwnerMiddleware(AgentMiddleware):
                     and (held := holder(owner, repo)):
                 args["owner"] = held.partition("/")[0]
             if isinstance(query, str):
-                args["query"] = REPO_QUALIFIER.sub(qualifier, query)
+                args["query"] = " ".join(qualified(term) for term in query.split(" "))
             return call if args == call["args"] else {**call, "args": args}
 
         return with_revised_calls(response, held_by_its_owner)
