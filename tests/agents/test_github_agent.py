@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
@@ -20,6 +21,24 @@ from pilothouse.runtime.session import Conversation
 from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
 from pilothouse.sandbox.github.server import running_github_sandbox
 from pilothouse.testing.scripted_model import tool_call
+
+
+async def one_call(make_settings: Callable[..., Settings],
+                   scripted_setup: Callable[..., ModelSetup], written: AIMessage,
+                   question: str) -> tuple[dict[str, Any], list[Any]]:
+    """The arguments of the one call the agent makes for `question` when its model writes
+    `written` (over the real sandbox and tool server), and the turn's events."""
+    with running_github_sandbox() as sandbox:
+        settings = dataclasses.replace(make_settings(), github_api_url=sandbox.url,
+                                       github_token=sandbox.token)
+        setup = scripted_setup([written, "Here they are."], settings=settings)
+        async with open_github_toolkit(settings) as toolkit:
+            graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
+            events = [e async for e in Conversation(graph, "one").ask(question)]
+            [call] = [m.tool_calls[0]["args"] for m in (await graph.aget_state(
+                {"configurable": {"thread_id": "one"}})).values["messages"]
+                if getattr(m, "tool_calls", None)]
+    return call, events
 
 
 async def test_the_toolkit_reads_its_connection_from_settings_and_calls_a_tool_first(
@@ -129,17 +148,8 @@ async def test_a_search_of_a_repository_named_without_its_owner_gets_the_owner_t
 ) -> None:
     # GitHub's search takes `repo:owner/name`; `repo:name` alone is a validation error.
     bare = tool_call("search_issues", query="repo:payments-api label:bug is:issue is:open")
-    with running_github_sandbox() as sandbox:
-        settings = dataclasses.replace(make_settings(), github_api_url=sandbox.url,
-                                       github_token=sandbox.token)
-        setup = scripted_setup([bare, "Here they are."], settings=settings)
-        async with open_github_toolkit(settings) as toolkit:
-            graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
-            events = [e async for e in Conversation(graph, "search").ask(
-                "how many open issues labelled bug are on payments-api")]
-            [call] = [m.tool_calls[0]["args"] for m in (await graph.aget_state(
-                {"configurable": {"thread_id": "search"}})).values["messages"]
-                if getattr(m, "tool_calls", None)]
+    call, events = await one_call(make_settings, scripted_setup, bare,
+                                  "how many open issues labelled bug are on payments-api")
 
     assert call == {"query": "repo:acme-corp/payments-api label:bug is:issue is:open"}
     [answer] = [e.text for e in events if isinstance(e, Answer)]
@@ -158,17 +168,8 @@ async def test_a_label_the_repository_has_and_the_question_names_filters_its_iss
 ) -> None:
     # "bugs" is the repository's label `bug` (its own label list says so, not a word table);
     # the call asked for every open issue, and counted 22 where 18 are bugs.
-    with running_github_sandbox() as sandbox:
-        settings = dataclasses.replace(make_settings(), github_api_url=sandbox.url,
-                                       github_token=sandbox.token)
-        setup = scripted_setup([written, "Here they are."], settings=settings)
-        async with open_github_toolkit(settings) as toolkit:
-            graph = AgentFactory(settings, setup, InMemorySaver()).build(toolkit).graph
-            events = [e async for e in Conversation(graph, "labels").ask(
-                "how many open bugs on payments-api")]
-            [call] = [m.tool_calls[0]["args"] for m in (await graph.aget_state(
-                {"configurable": {"thread_id": "labels"}})).values["messages"]
-                if getattr(m, "tool_calls", None)]
+    call, events = await one_call(make_settings, scripted_setup, written,
+                                  "how many open bugs on payments-api")
 
     assert call == expected
     [answer] = [e.text for e in events if isinstance(e, Answer)]
