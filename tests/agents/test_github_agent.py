@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from pilothouse.agents.factory import AgentFactory
 from pilothouse.agents.github import COMMIT_SHA, open_github_toolkit
-from pilothouse.agents.issue_labels import said_labels
+from pilothouse.agents.inventory import GitHubRepositories
+from pilothouse.agents.issue_labels import IssueLabelMiddleware, said_labels
 from pilothouse.config import Settings
 from pilothouse.context.rewrite import ANSWERS_NOTE, TURN_NOTE
 from pilothouse.models.registry import ModelSetup
@@ -21,6 +25,7 @@ from pilothouse.runtime.session import Conversation
 from pilothouse.runtime.tool_choice import ToolChoiceMiddleware
 from pilothouse.sandbox.github.server import running_github_sandbox
 from pilothouse.testing.scripted_model import tool_call
+from pilothouse.tools.github.connection import GitHubConnection
 
 
 async def one_call(make_settings: Callable[..., Settings],
@@ -352,3 +357,34 @@ async def test_a_result_cut_to_fit_the_window_still_reaches_the_person_whole(
     assert len(str(result.content)) < len(whole)
     answer = "".join(e.text for e in events if isinstance(e, Answer))
     assert whole.strip().splitlines()[-1] in answer and "Output too large" not in answer
+
+
+@pytest.mark.parametrize("server", ["refuses", "never answers"])
+async def test_a_label_list_that_cannot_be_read_leaves_the_call_as_written(server: str) -> None:
+    # GitHub down, or a label list that does not come within the lookup's bound: the call
+    # the model wrote goes on unchanged (its answer is still the person's), and in time.
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(65536)
+        await asyncio.sleep(30)
+
+    listening = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = listening.sockets[0].getsockname()[1]
+    if server == "refuses":
+        listening.close()
+        await listening.wait_closed()
+    written = tool_call("list_issues", owner="acme-corp", repo="payments-api", state="open")
+    repositories = GitHubRepositories(GitHubConnection(f"http://127.0.0.1:{port}", "t0ken",
+                                                       timeout_seconds=20))
+    request = ModelRequest(model=None,  # type: ignore[arg-type]
+                           messages=[HumanMessage("how many open bugs on payments-api")])
+
+    async def model(_: ModelRequest) -> ModelResponse:
+        return ModelResponse(result=[written])
+
+    started = time.monotonic()
+    response = await IssueLabelMiddleware(repositories, timeout_seconds=0.5).awrap_model_call(
+        request, model)
+
+    assert response.result == [written]
+    assert time.monotonic() - started < 5
+    listening.close()
