@@ -363,9 +363,15 @@ async def test_a_result_cut_to_fit_the_window_still_reaches_the_person_whole(
 async def test_a_label_list_that_cannot_be_read_leaves_the_call_as_written(server: str) -> None:
     # GitHub down, or a label list that does not come within the lookup's bound: the call
     # the model wrote goes on unchanged (its answer is still the person's), and in time.
+    done, handlers = asyncio.Event(), list[asyncio.Task[Any]]()
+
     async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if (task := asyncio.current_task()) is not None:
+            handlers.append(task)
         await reader.read(65536)
-        await asyncio.sleep(30)
+        await done.wait()  # never answers; closes its end when the test is over
+        writer.close()
+        await writer.wait_closed()
 
     listening = await asyncio.start_server(silent, "127.0.0.1", 0)
     port = listening.sockets[0].getsockname()[1]
@@ -385,6 +391,9 @@ async def test_a_label_list_that_cannot_be_read_leaves_the_call_as_written(serve
     response = await IssueLabelMiddleware(repositories, timeout_seconds=0.5).awrap_model_call(
         request, model)
 
+    done.set()
+    listening.close()
+    await listening.wait_closed()
+    await asyncio.gather(*handlers)  # each closes the connection it holds
     assert response.result == [written]
     assert time.monotonic() - started < 5
-    listening.close()
