@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
 from pilothouse.agents.inventory import APPLICATION, PROJECT, Candidate, Inventory, Mention
-from pilothouse.agents.recall import acts_on, recalled, recalled_mentions
+from pilothouse.agents.recall import acts_on, recalled, recalled_mentions, unsaid_number
 
 #: The person's earlier words (tests/agents/test_routing.py asks about them end to end).
 EARLIER = ["Heads-up: the ledger release is blocked until Thursday. The only fix allowed "
@@ -52,3 +54,11 @@ async def test_what_earlier_words_point_at_is_their_resources_not_their_groups()
     # A group's name alone (a project's ordinary word) points at no agent.
     assert await recalled_mentions("how is the new team doing on the rota?", earlier,
                                    inventory) == []
+
+
+def test_a_number_is_unsaid_when_no_message_but_the_instructions_has_it() -> None:
+    conversation = [SystemMessage("Cite items as #46."), HumanMessage("is PR 77 merged?"),
+                    AIMessage("PR 77 was merged at 10:42.")]
+    assert unsaid_number("Is PR 77 merged?", conversation) is None
+    assert unsaid_number("When was PR 77 merged, at 10:42?", conversation) is None
+    assert unsaid_number("Is PR #46 merged?", conversation) == "46"

@@ -412,6 +412,20 @@ def test_an_answer_after_results_reads_their_first_lines_and_is_held_to_a_lead()
     assert engine.max_tokens == [20]
 
 
+def test_a_lead_reads_the_turn_alone_and_a_whole_answer_the_conversation() -> None:
+    earlier = [HumanMessage("[Summary] We talked about checkout-web."),
+               AIMessage("A long earlier answer about node pools.")]
+    for lead, read in ((LeadPolicy(max_tokens=20), False), (None, True)):
+        engine = ScriptedEngine("It is Degraded.")
+        text, _ = _turn(engine, [*earlier, *HISTORY], choice="none", lead=lead)
+
+        assert text == "It is Degraded."
+        prompt = engine.prompts[0]
+        # The lead comments on this turn's results: what came before is not read again.
+        assert ("node pools" in prompt) is read and ("checkout-web" in prompt) is read
+        assert "What is the health of payments-api?" in prompt and '"Degraded"' in prompt
+
+
 def test_keep_new_calls_only_drops_calls_since_the_last_question() -> None:
     again = parse_output(FENCED_CALL, NAMES)
     assert not keep_new_calls(HISTORY, again)

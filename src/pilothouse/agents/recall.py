@@ -24,16 +24,22 @@ import re
 from collections.abc import Awaitable, Callable, Collection, Sequence
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.tool import ToolCall
 
 from pilothouse.agents.inventory import GROUP_KINDS, Inventory, Mention, candidates
 from pilothouse.agents.request_frame import NO_RESOURCE
 from pilothouse.context.relevance import terms
-from pilothouse.context.rewrite import RequestRewriteMiddleware, final_message, with_revised_calls
+from pilothouse.context.rewrite import (
+    RequestRewriteMiddleware,
+    final_message,
+    newest_question,
+    with_revised_calls,
+)
 from pilothouse.models.tokens import message_text, turn_start
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_NUMBER = re.compile(r"\d+")
 #: Earlier sentences added at most (the agent's question stays short).
 RECALLED = 2
 _NOTE = "\n\n(What the person said earlier, which the question refers to: {quotes})"
@@ -58,6 +64,14 @@ def acts_on(text: str, names: Collection[str]) -> bool:
     (lowercase)."""
     return any(c.isdigit() for c in text) or any(
         word.text.lower() in names for word in candidates(text))
+
+
+def unsaid_number(question: str, conversation: Sequence[BaseMessage]) -> str | None:
+    """A number of `question` (a model's question to an agent) that nobody wrote in
+    `conversation`: not the person, not an answer, not a tool. A number is an id, a count or a
+    page; one the model made up is a guess the agent would act on."""
+    said = "\n".join(message_text(m) for m in conversation if not isinstance(m, SystemMessage))
+    return next((n for n in _NUMBER.findall(question) if n not in said), None)
 
 
 def recalled(question: str, earlier: Sequence[str], names: Collection[str] = (),
@@ -94,7 +108,7 @@ class RecallMiddleware(RequestRewriteMiddleware):
         self.inventory = inventory
 
     def revise(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
-        return self._with_recall(response, earlier_words(request.messages), ())
+        return self._with_recall(request, response, earlier_words(request.messages), ())
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -110,19 +124,29 @@ class RecallMiddleware(RequestRewriteMiddleware):
         if self.inventory is not None:
             # The questions and the sentences they could recall are looked up together: one
             # lookup a turn says what each question names and what each sentence gives.
-            said = dict.fromkeys(sentence for question in questions
+            # The person's question too: it stands in for a question with a made-up number.
+            asked = [*questions, newest_question(request.messages)]
+            said = dict.fromkeys(sentence for question in asked
                                  for _, sentence in sharing(question, earlier))
             names = {m.text.lower() for m in await self.inventory.mentions(
-                         "\n".join([*questions, *said])) if m.kind not in NO_RESOURCE}
-        return self._with_recall(response, earlier, names)
+                         "\n".join([*asked, *said])) if m.kind not in NO_RESOURCE}
+        return self._with_recall(request, response, earlier, names)
 
     @staticmethod
-    def _with_recall(response: ModelResponse, earlier: Sequence[str],
+    def _with_recall(request: ModelRequest, response: ModelResponse, earlier: Sequence[str],
                      names: Collection[str]) -> ModelResponse:
         """`response` with each question that names nothing to act on given the `earlier`
-        sentences it shares most words with."""
+        sentences it shares most words with.
+
+        A question the model wrote with a number nobody gave is the person's question
+        instead: the number is a guess, and what the person did say is what it stands for.
+        Measured in a long conversation on the local model: "did that pr for thursdays drill
+        ever get appoved" reached the GitHub agent as "PR #12345: ..."."""
         def revise_call(call: ToolCall) -> ToolCall:
             question = call["args"].get("question")
+            if isinstance(question, str) and unsaid_number(question, request.messages):
+                question = newest_question(request.messages)
+                call = {**call, "args": {**call["args"], "question": question}}
             if not isinstance(question, str) or acts_on(question, names):
                 return call
             quotes = recalled(question, earlier, names)

@@ -19,7 +19,7 @@ from langchain_core.runnables import RunnableConfig
 
 SUMMARY_INSTRUCTIONS = (
     "You compress a conversation between a platform engineer and an assistant so it can "
-    "continue within a small context window. Write at most 250 words. Keep: the user's goals "
+    "continue within a small context window. Write at most 150 words. Keep: the user's goals "
     "and questions, names (applications, repositories, files, clusters), numbers, statuses, "
     "decisions, commands run and their outcomes, and open questions. Drop pleasantries and "
     "raw listings (keep their totals). Write plain sentences, no preamble."
@@ -27,9 +27,12 @@ SUMMARY_INSTRUCTIONS = (
 
 
 SUMMARY_REQUEST = "Write the summary now."
-#: The most tokens a summary may take: 250 words and some room. Measured with `pilothouse
-#: eval` on the local model: unbounded, one summary ran to 1,041 tokens (~100 s on two cores).
-SUMMARY_MAX_TOKENS = 400
+#: The most tokens a summary may take: 150 words and some room. Measured with `pilothouse
+#: eval` on the local model: unbounded, one summary ran to 1,041 tokens (~100 s on two cores);
+#: asked for 250 words, one ran to its bound of 400 tokens (56 s of a case's 300 s, at ~7
+#: tokens/s). The person's own words, which later questions point back at, are what the
+#: transcript keeps whole (`render_for_summary`), so a shorter summary loses less of them.
+SUMMARY_MAX_TOKENS = 250
 
 #: Tag on the summarizer's own model calls, so interfaces do not stream them as the answer.
 INTERNAL_TAG = "pilothouse-internal"
@@ -40,10 +43,36 @@ class SummaryFailed(Exception):
     """The summarizer could not produce a summary (error, timeout or empty answer)."""
 
 
+def shares(lengths: Sequence[int], budget: int) -> list[int]:
+    """How many characters each of `lengths` keeps within `budget`: an equal share each, a
+    shorter one whole and what it leaves shared among the longer ones."""
+    kept = [0] * len(lengths)
+    left = max(0, budget)
+    by_length = sorted(range(len(lengths)), key=lengths.__getitem__)
+    for rank, index in enumerate(by_length):
+        kept[index] = min(lengths[index], left // (len(by_length) - rank))
+        left -= kept[index]
+    return kept
+
+
+_CUT = " [...]"
+
+
+def cut(text: str, chars: int) -> str:
+    """`text` whole, or its first `chars` characters with a mark that it was cut."""
+    return text if len(text) <= chars else text[: max(0, chars - len(_CUT))] + _CUT
+
+
 def render_for_summary(messages: Sequence[BaseMessage], max_chars: int) -> str:
-    """Plain-text transcript of `messages`, each capped, newest kept when over `max_chars`."""
-    per_message = max(400, max_chars // max(1, min(len(messages), 40)))
-    lines: list[str] = []
+    """Plain-text transcript of `messages` within `max_chars`, every message's start kept.
+
+    The person's words are cut last: they hold the goals, names and numbers a summary must
+    keep, and they are short beside the assistant's replies, which share what is left (at
+    least half the room when they need it). Measured: keeping the newest characters of 34
+    messages cut the conversation's first exchange out of the summarizer's input, the one
+    that named the application a later question pointed back at.
+    """
+    lines: list[tuple[str, str, bool]] = []
     for message in messages:
         if isinstance(message, HumanMessage):
             role = "User"
@@ -57,11 +86,15 @@ def render_for_summary(messages: Sequence[BaseMessage], max_chars: int) -> str:
         if isinstance(message, AIMessage) and message.tool_calls:
             calls = ", ".join(f"{c['name']}({c['args']})" for c in message.tool_calls)
             text = f"{text}\n[called {calls}]".strip()
-        if len(text) > per_message:
-            text = text[: per_message - 40] + " [...]"
-        lines.append(f"{role}: {text}")
-    transcript = "\n".join(lines)
-    return transcript if len(transcript) <= max_chars else "[...]\n" + transcript[-max_chars:]
+        lines.append((f"{role}: ", text, isinstance(message, HumanMessage)))
+    room = max_chars - sum(len(role) + 1 for role, _, _ in lines)
+    theirs = [len(text) for _, text, person in lines if person]
+    others = [len(text) for _, text, person in lines if not person]
+    person_shares = shares(theirs, room - min(sum(others), room // 2))
+    other_shares = iter(shares(others, room - sum(person_shares)))
+    person_kept = iter(person_shares)
+    return "\n".join(role + cut(text, next(person_kept if person else other_shares))
+                     for role, text, person in lines)
 
 
 class Summarizer:

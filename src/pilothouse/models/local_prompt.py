@@ -159,8 +159,15 @@ def digest(text: str, chars: int | None) -> str:
     return f"{kept.rstrip()}\n[... {more} more lines, shown to the user below your answer]"
 
 
-def render_answer_prompt(messages: list[BaseMessage], result_chars: int | None = None) -> str:
+def render_answer_prompt(messages: list[BaseMessage], result_chars: int | None = None, *,
+                         history: bool = True) -> str:
     """Render a conversation that ends in tool results as a question with its results.
+
+    `history=False` leaves out the turns before the question, for a lead: it comments on this
+    turn's results, and the turn's first call has read the conversation already, with the
+    tools in its system prompt, so none of that prefix is cached for this prompt. Measured in
+    a long conversation of `pilothouse eval` on two cores: the supervisor re-read 3,107 of
+    3,403 tokens (74 s) to write a one-token lead over its agent's answer.
 
     `result_chars` holds each result to its first lines: when the answer layer shows the
     results' views whole below the answer, the model writes only a lead, which their header
@@ -196,6 +203,6 @@ def render_answer_prompt(messages: list[BaseMessage], result_chars: int | None =
     )
     return (
         f"<|im_start|>system\n{system}<|im_end|>\n"
-        + _render_turns(earlier)
+        + (_render_turns(earlier) if history else "")
         + f"<|im_start|>user\n{ask.lstrip()}<|im_end|>\n<|im_start|>assistant\n"
     )

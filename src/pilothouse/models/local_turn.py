@@ -216,7 +216,8 @@ def run_turn(
             yield from _decode(engine, render_prompt(messages), outcome, options)
             return
         lead = options.lead
-        prompt = render_answer_prompt(messages, lead.result_chars if lead else None)
+        prompt = render_answer_prompt(messages, lead.result_chars if lead else None,
+                                      history=lead is None)
         limit = min(lead.max_tokens or options.max_tokens, options.max_tokens) if lead \
             else options.max_tokens
         yield from _decode(engine, prompt, outcome, replace(options, max_tokens=limit))
