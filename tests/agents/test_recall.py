@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from pilothouse.agents.inventory import APPLICATION, PROJECT, Candidate, Inventory, Mention
-from pilothouse.agents.recall import acts_on, recalled, recalled_mentions, unsaid_number
+from pilothouse.agents.recall import acts_on, recalled, recalled_mentions, unsaid
 
 #: The person's earlier words (tests/agents/test_routing.py asks about them end to end).
 EARLIER = ["Heads-up: the ledger release is blocked until Thursday. The only fix allowed "
@@ -56,9 +56,12 @@ async def test_what_earlier_words_point_at_is_their_resources_not_their_groups()
                                    inventory) == []
 
 
-def test_a_number_is_unsaid_when_no_message_but_the_instructions_has_it() -> None:
-    conversation = [SystemMessage("Cite items as #46."), HumanMessage("is PR 77 merged?"),
-                    AIMessage("PR 77 was merged at 10:42.")]
-    assert unsaid_number("Is PR 77 merged?", conversation) is None
-    assert unsaid_number("When was PR 77 merged, at 10:42?", conversation) is None
-    assert unsaid_number("Is PR #46 merged?", conversation) == "46"
+def test_a_number_or_joined_name_is_unsaid_when_only_the_instructions_have_it() -> None:
+    conversation = [SystemMessage("Cite items as #46 of my-app."),
+                    HumanMessage("is PR 77 of Ledger-Writer merged?"),
+                    AIMessage("PR 77 was merged at 10:42 into release/2026.08.")]
+    assert unsaid("Is PR 77 of ledger-writer merged?", conversation) is None
+    assert unsaid("When was PR 77 merged into release/2026.08, at 10:42?", conversation) is None
+    assert unsaid("Is the deployment of it merged?", conversation) is None  # a rewording
+    assert unsaid("Is PR #46 merged?", conversation) == "46"
+    assert unsaid("When did the application named 'my-app' deploy?", conversation) == "my-app"

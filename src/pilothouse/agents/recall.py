@@ -32,6 +32,7 @@ from pilothouse.agents.request_frame import NO_RESOURCE
 from pilothouse.context.relevance import terms
 from pilothouse.context.rewrite import (
     RequestRewriteMiddleware,
+    before_notes,
     final_message,
     newest_question,
     with_revised_calls,
@@ -39,7 +40,7 @@ from pilothouse.context.rewrite import (
 from pilothouse.models.tokens import message_text, turn_start
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_NUMBER = re.compile(r"\d+")
+_MADE_UP = re.compile(r"\d+|\w+(?:[-/_]\w+)+")
 #: Earlier sentences added at most (the agent's question stays short).
 RECALLED = 2
 _NOTE = "\n\n(What the person said earlier, which the question refers to: {quotes})"
@@ -52,7 +53,7 @@ def sharing(question: str, earlier: Sequence[str]) -> list[tuple[int, str]]:
     found = []
     for text in earlier:
         for sentence in _SENTENCE.split(text):
-            sentence = sentence.strip()
+            sentence = sentence.strip().removeprefix("- ")  # a summary's quotes are a list
             shared = len(wanted & set(terms(sentence)))
             if sentence and shared:
                 found.append((shared, sentence))
@@ -66,12 +67,16 @@ def acts_on(text: str, names: Collection[str]) -> bool:
         word.text.lower() in names for word in candidates(text))
 
 
-def unsaid_number(question: str, conversation: Sequence[BaseMessage]) -> str | None:
-    """A number of `question` (a model's question to an agent) that nobody wrote in
-    `conversation`: not the person, not an answer, not a tool. A number is an id, a count or a
-    page; one the model made up is a guess the agent would act on."""
-    said = "\n".join(message_text(m) for m in conversation if not isinstance(m, SystemMessage))
-    return next((n for n in _NUMBER.findall(question) if n not in said), None)
+def unsaid(question: str, conversation: Sequence[BaseMessage]) -> str | None:
+    """A number or a joined name of `question` (a model's question to an agent) that nobody
+    wrote in `conversation`: not the person, not an answer, not a tool. A number is an id, a
+    count or a page, and a word joined by hyphens, slashes or underscores is written to be a
+    name; one the model made up ("PR #12345", "the application named 'my-app'") is a guess
+    the agent would act on. A plain word proves nothing either way: it may be the model's
+    rewording."""
+    said = "\n".join(message_text(m) for m in conversation
+                     if not isinstance(m, SystemMessage)).lower()
+    return next((word for word in _MADE_UP.findall(question) if word.lower() not in said), None)
 
 
 def recalled(question: str, earlier: Sequence[str], names: Collection[str] = (),
@@ -138,18 +143,25 @@ class RecallMiddleware(RequestRewriteMiddleware):
         """`response` with each question that names nothing to act on given the `earlier`
         sentences it shares most words with.
 
-        A question the model wrote with a number nobody gave is the person's question
-        instead: the number is a guess, and what the person did say is what it stands for.
-        Measured in a long conversation on the local model: "did that pr for thursdays drill
-        ever get appoved" reached the GitHub agent as "PR #12345: ..."."""
+        A question the model wrote with a number or name nobody gave (`unsaid`) is the
+        person's question instead: what the person did say is what it stands for. Measured in
+        long conversations on the local model: "did that pr for thursdays drill ever get
+        appoved" reached the GitHub agent as "PR #12345: ...", and "and when did it last get
+        a deploy" reached Argo CD as the last deploy "for the application named 'my-app'"."""
         def revise_call(call: ToolCall) -> ToolCall:
             question = call["args"].get("question")
-            if isinstance(question, str) and unsaid_number(question, request.messages):
-                question = newest_question(request.messages)
+            asked = newest_question(request.messages)
+            # A note the model copied is code's, and routing drops it (`before_notes`).
+            if isinstance(question, str) and unsaid(before_notes(question), request.messages):
+                question = asked
                 call = {**call, "args": {**call["args"], "question": question}}
             if not isinstance(question, str) or acts_on(question, names):
                 return call
-            quotes = recalled(question, earlier, names)
+            # The person's words point back ("the invoicer thing from finance"); the model's
+            # rewording of them, which named nothing, may share other words with other
+            # sentences (measured: "what pods are running on the cluster" quoted a sentence
+            # about a cluster). Its own words are the fallback.
+            quotes = recalled(asked, earlier, names) or recalled(question, earlier, names)
             if not quotes:
                 return call
             question += _NOTE.format(quotes=" ".join(f'"{q}"' for q in quotes))

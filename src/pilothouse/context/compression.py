@@ -2,8 +2,10 @@
 
 Messages are grouped into units that are never split (a human turn; an AI message with all of
 its tool results). The newest units that fit the target stay verbatim; the older ones become one
-summary message placed first. When the summarizer fails or times out, the older units are deleted
-instead and a note says so. If even the newest unit does not fit, its largest messages are shrunk.
+summary message placed first, which quotes the person's own words of them after the summary
+(`SAID_SHARE`). When the summarizer fails or times out, the older units are deleted instead and
+a note says so, above the same quotes. If even the newest unit does not fit, its largest
+messages are shrunk.
 The caller writes the result back in one atomic state update.
 """
 
