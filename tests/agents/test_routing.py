@@ -528,48 +528,41 @@ RELEASE_NOTE = ("Heads-up: the ledger release is blocked until Thursday. The onl
                 "in is PR 77 in octo/ledger, the rounding fix. Thanks!")
 
 
-async def test_an_agent_asked_about_earlier_words_gets_them_with_its_question(
-    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
-) -> None:
-    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
+async def recalled_question(scripted_setup: Callable[..., ModelSetup], settings: Settings,
+                            model_question: str) -> str:
+    """What the GitHub agent is asked in a later turn about the release note's pull request,
+    when the supervisor's model words that turn's question as `model_question`."""
     github_setup = scripted_setup(["Noted.", "kim wrote it."])
     agents = [InProcessSubAgent("github", "GitHub.", specialist(settings, github_setup,
                                                                  "github"))]
     # The first turn goes to the agent without the model; the second is the model's words.
-    setup = scripted_setup([tool_call("ask_github",
-                                      question="Who wrote the pull request I said is allowed in?"),
-                            "kim wrote it."])
+    setup = scripted_setup([tool_call("ask_github", question=model_question), "kim wrote it."])
     supervisor = supervisor_over(settings, setup, agents)
     conversation = Conversation(supervisor.graph, "recall")
     await collect_answers(conversation, RELEASE_NOTE + " Which pull requests are open there?")
     await collect_answers(conversation, "Who wrote the pull request I said is allowed in?")
+    return str(github_setup.chat_model.requests[-1].messages[-1].content)  # type: ignore[attr-defined]
 
-    asked = str(github_setup.chat_model.requests[-1].messages[-1].content)  # type: ignore[attr-defined]
-    assert before_notes(asked) == (
-        "Who wrote the pull request I said is allowed in?\n\n(What the person said earlier, "
-        'which the question refers to: "The only fix allowed in is PR 77 in octo/ledger, the '
-        'rounding fix.")')
+
+RECALLED_PR = ("Who wrote the pull request I said is allowed in?\n\n(What the person said "
+               'earlier, which the question refers to: "The only fix allowed in is PR 77 in '
+               'octo/ledger, the rounding fix.")')
+
+
+async def test_an_agent_asked_about_earlier_words_gets_them_with_its_question(
+    scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
+) -> None:
+    settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
+    asked = await recalled_question(scripted_setup, settings,
+                                    "Who wrote the pull request I said is allowed in?")
+    assert before_notes(asked) == RECALLED_PR
 
 
 async def test_a_later_question_with_a_number_nobody_gave_reaches_the_agent_as_asked(
     scripted_setup: Callable[..., ModelSetup], make_settings: Callable[..., Settings],
 ) -> None:
     settings = make_settings(PILOTHOUSE_DISABLE_LAYERS=UNGROUNDED)
-    github_setup = scripted_setup(["Noted.", "kim wrote it."])
-    agents = [InProcessSubAgent("github", "GitHub.", specialist(settings, github_setup,
-                                                                 "github"))]
     # The model makes up a number; the person never gave it, nor did any answer.
-    setup = scripted_setup([tool_call("ask_github", question="Who wrote PR #12345?"),
-                            "kim wrote it."])
-    supervisor = supervisor_over(settings, setup, agents)
-    conversation = Conversation(supervisor.graph, "unsaid")
-    await collect_answers(conversation, RELEASE_NOTE + " Which pull requests are open there?")
-    await collect_answers(conversation, "Who wrote the pull request I said is allowed in?")
-
-    asked = str(github_setup.chat_model.requests[-1].messages[-1].content)  # type: ignore[attr-defined]
+    asked = await recalled_question(scripted_setup, settings, "Who wrote PR #12345?")
     assert "12345" not in asked
-    assert before_notes(asked) == (
-        "Who wrote the pull request I said is allowed in?\n\n(What the person said earlier, "
-        'which the question refers to: "The only fix allowed in is PR 77 in octo/ledger, the '
-        'rounding fix.")')
-
+    assert before_notes(asked) == RECALLED_PR

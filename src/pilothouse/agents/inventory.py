@@ -79,6 +79,11 @@ class Mention:
         return f"'{self.text}' is {self.kind}" + ("" if same else f" ({self.name})")
 
 
+def name_words(text: str) -> list[str]:
+    """Every word of `text` that could be part of a name, however short (`_CANDIDATE`)."""
+    return _CANDIDATE.findall(text)
+
+
 def candidates(question: str) -> list[Candidate]:
     """The words of `question` that could be names (of `_MIN_LENGTH` characters or more),
     and the `owner/name` of each web address in it."""

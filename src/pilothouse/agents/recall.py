@@ -27,7 +27,7 @@ from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.tool import ToolCall
 
-from pilothouse.agents.inventory import GROUP_KINDS, Inventory, Mention, candidates
+from pilothouse.agents.inventory import GROUP_KINDS, Inventory, Mention, candidates, name_words
 from pilothouse.agents.request_frame import NO_RESOURCE
 from pilothouse.context.relevance import terms
 from pilothouse.context.rewrite import (
@@ -40,7 +40,6 @@ from pilothouse.context.rewrite import (
 from pilothouse.models.tokens import message_text, turn_start
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_MADE_UP = re.compile(r"\d+|\w+(?:[-/_]\w+)+")
 #: Earlier sentences added at most (the agent's question stays short).
 RECALLED = 2
 _NOTE = "\n\n(What the person said earlier, which the question refers to: {quotes})"
@@ -68,15 +67,17 @@ def acts_on(text: str, names: Collection[str]) -> bool:
 
 
 def unsaid(question: str, conversation: Sequence[BaseMessage]) -> str | None:
-    """A number or a joined name of `question` (a model's question to an agent) that nobody
-    wrote in `conversation`: not the person, not an answer, not a tool. A number is an id, a
+    """A word of `question` (a model's question to an agent) with a digit or a joining
+    character in it (`inventory.name_words`: a number, or a joined name) that nobody wrote
+    in `conversation`: not the person, not an answer, not a tool. A number is an id, a
     count or a page, and a word joined by hyphens, slashes or underscores is written to be a
     name; one the model made up ("PR #12345", "the application named 'my-app'") is a guess
     the agent would act on. A plain word proves nothing either way: it may be the model's
     rewording."""
     said = "\n".join(message_text(m) for m in conversation
                      if not isinstance(m, SystemMessage)).lower()
-    return next((word for word in _MADE_UP.findall(question) if word.lower() not in said), None)
+    return next((word for word in name_words(question)
+                 if not word.isalpha() and word.lower() not in said), None)
 
 
 def recalled(question: str, earlier: Sequence[str], names: Collection[str] = (),

@@ -11,7 +11,6 @@ The caller writes the result back in one atomic state update.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from pilothouse.context.relevance import latest_question, relevance_scores, terms
+from pilothouse.context.relevance import latest_question, relevance_scores, terms_and_parts
 from pilothouse.context.summarizer import Summarizer, SummaryFailed, cut, shares
 from pilothouse.context.tool_output import SHOWN_KEY, truncate_tool_output
 from pilothouse.models.tokens import CHARS_PER_TOKEN_ESTIMATE, TokenCounter, message_text
@@ -75,7 +74,6 @@ def group_units(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:
 
 
 _SAID_HEADING = "\n\nWhat the person said in them, in their words:\n"
-_PARTS = re.compile(r"[-/_.]+")
 
 
 def _summary_text(message: BaseMessage) -> str:
@@ -95,18 +93,11 @@ def said_before(older: Sequence[BaseMessage]) -> list[str]:
     return [s for s in said if s]
 
 
-def _words(text: str) -> set[str]:
-    """The content words of `text`, a name's parts too ("the invoicer" shares a word with
-    `billing-invoicer-prod`)."""
-    found = set(terms(text))
-    return found | {part for word in found for part in _PARTS.split(word) if len(part) > 2}
-
-
 def quoted(said: Sequence[str], chars: int, question: str) -> list[str]:
     """`said` within `chars`, in order: the messages sharing words with `question` whole (the
     most shared first, in up to half the room), the others cut to equal shares of the rest."""
-    wanted = _words(question)
-    shared = [len(wanted & _words(s)) for s in said]
+    wanted = terms_and_parts(question)
+    shared = [len(wanted & terms_and_parts(s)) for s in said]
     whole: set[int] = set()
     room = chars
     for index in sorted(range(len(said)), key=lambda i: -shared[i]):
@@ -215,9 +206,9 @@ class Compressor:
         head: list[BaseMessage] = []
         method = "none"
         note = ""
-        said = quoted(said_before(older), int(target * SAID_SHARE * CHARS_PER_TOKEN_ESTIMATE),
-                      latest_question(messages))
         if older:
+            said = quoted(said_before(older), int(target * SAID_SHARE * CHARS_PER_TOKEN_ESTIMATE),
+                          latest_question(messages))
             if summary is not None:
                 head = [_summary_message(summary, len(older), said)]
                 method = "summary"

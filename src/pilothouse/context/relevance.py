@@ -63,6 +63,14 @@ def terms(text: str) -> list[str]:
             if w not in _STOP]
 
 
+def terms_and_parts(text: str) -> set[str]:
+    """`terms` of `text` and the parts of each joined name: a person calls a resource by a
+    part of its name ("the invoicer" for `billing-invoicer-prod`)."""
+    found = set(terms(text))
+    joined = (w.replace("/", "-").replace("_", "-").replace(".", "-") for w in found)
+    return found | {part for word in joined for part in word.split("-") if len(part) > 2}
+
+
 def unit_text(unit: Sequence[BaseMessage]) -> str:
     parts: list[str] = []
     for message in unit:
