@@ -158,7 +158,7 @@ class RecallMiddleware(RequestRewriteMiddleware):
                 call = {**call, "args": {**call["args"], "question": question}}
             if not isinstance(question, str) or acts_on(question, names):
                 return call
-            # The person's words point back ("the invoicer thing from finance"); the model's
+            # The person's words point back ("the thing finance asked about"); the model's
             # rewording of them, which named nothing, may share other words with other
             # sentences (measured: "what pods are running on the cluster" quoted a sentence
             # about a cluster). Its own words are the fallback.

@@ -36,7 +36,7 @@ SAID_KEY = "pilothouse_said"
 MIN_SHRUNK_CHARS = 200
 #: The person's own words of the messages a summary stands for are quoted after it, in up to
 #: this share of the compression's target. A later question points back at what the person
-#: said ("the pr for thursday's drill", "that routing app"); a summary a small model writes
+#: said ("that pr for the drill", "the app they asked about"); a small model's summary
 #: keeps their names or not. Measured with `pilothouse eval`'s long conversations on the local
 #: model: a question about the pull request of a conversation's first message reached the
 #: GitHub agent as "PR #12345: Summary of the 27 earlier messages", a number nobody gave.

@@ -65,7 +65,7 @@ def terms(text: str) -> list[str]:
 
 def terms_and_parts(text: str) -> set[str]:
     """`terms` of `text` and the parts of each joined name: a person calls a resource by a
-    part of its name ("the invoicer" for `billing-invoicer-prod`)."""
+    part of its name ("the poller" for `queue-poller-live`)."""
     found = set(terms(text))
     joined = (w.replace("/", "-").replace("_", "-").replace(".", "-") for w in found)
     return found | {part for word in joined for part in word.split("-") if len(part) > 2}
