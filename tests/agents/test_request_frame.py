@@ -212,12 +212,12 @@ def own_frame(question: str, *names: tuple[str, str],
 
 
 def test_a_later_part_about_the_persons_own_things_that_names_nothing_is_the_workspaces() -> None:
-    question = "is shopfront even healthy? after how many failures does our breaker open"
+    question = "is shopfront even healthy? how long do we let a request wait for a db"
     frame = own_frame(question, ("shopfront", "argocd"))
     assert frame.agents == ["argocd", "devops"]
     assert split_by_agent(question, frame.agents, frame.clause_agents, frame.names_in) == {
         "argocd": "is shopfront even healthy?",
-        "devops": "after how many failures does our breaker open"}
+        "devops": "how long do we let a request wait for a db"}
     question = "octo/shopfront #114 fixed it, what did it touch? also how long do we wait for a db"
     assert own_frame(question, ("octo/shopfront", "github")).agents == ["github", "devops"]
     # Without the workspace's agent as a default, the part goes with the part before it.

@@ -143,10 +143,11 @@ class RequestFrame:
         things with a subject of its own ("we", "our") and names nothing another agent's
         facts are reached by is the workspace's, as a first question naming nothing is: it
         asks about the person's own system in everyday words. Without this it went with the
-        clause before it. Measured on held-out dev questions: "is <app> even healthy? after
-        how many failures does our breaker open" asked the Argo CD agent both, and "<repo>
-        #114 was their fix ..., what did it touch? also how long do we let a request wait
-        for a free db connection" the GitHub agent both.
+        clause before it. Measured on a held-out dev question: "<repo> #114 was their fix
+        ..., what did it touch? also how long do we let a request wait for a free db
+        connection" asked the GitHub agent both parts. ("is <app> even healthy? after how
+        many failures does our breaker open" still asks Argo CD both: "failures" is a word
+        of a status the other agents filter by.)
         """
         found = self._named_by(clause, index)
         if (not found and index > 0 and self.own_agent is not None
