@@ -29,7 +29,7 @@ from pilothouse.models.local_engine import (
     vocab_model,
 )
 from pilothouse.models.local_prompt import PLAIN_ANSWER_HINT, compact_tool, render_prompt
-from pilothouse.models.local_toolcalls import REASON_FIRST, build_grammar
+from pilothouse.models.local_toolcalls import REASON_FIRST, build_grammar, parse_output
 from pilothouse.models.local_weights import (
     EXPECTED_SHA256,
     EXPECTED_SIZE,
@@ -142,6 +142,26 @@ def test_grammars_are_accepted_by_llama_cpp(model: ChatLocalLlama) -> None:
             one_token(grammar)  # raises if llama.cpp cannot parse it
     with pytest.raises(ValueError, match="rejected"):
         one_token("root ::= undefined-rule")
+
+
+def test_a_string_argument_ends_at_its_bound_as_a_call(model: ChatLocalLlama) -> None:
+    # A runaway argument is cut by the grammar, not by the token limit: the reply is a call.
+    @tool
+    def run_command(command: str) -> str:
+        """Run a shell command."""
+        return command
+
+    tools = [convert_to_openai_tool(run_command)]
+    grammar = build_grammar(tools, "required", 1, string_chars=24)
+    spelled = "echo " + " ".join(["lorem"] * 60)  # longer than `max_tokens` below
+    prompt = render_prompt([SystemMessage("You run shell commands."),
+                            HumanMessage(f"Run exactly this: {spelled}")], tools)
+    engine = shared_engine(model.model_path, model.n_ctx)
+    with engine.lock:
+        text = "".join(engine.generate(prompt, stats=GenerationStats(), max_tokens=120,
+                                       grammar=grammar))
+    calls = parse_output(text, {"run_command"}).tool_calls
+    assert len(calls) == 1 and 0 < len(calls[0]["args"]["command"]) <= 24, text
 
 
 def test_agent_calls_the_tool_and_answers_from_its_result(model: ChatLocalLlama) -> None:

@@ -158,6 +158,13 @@ def test_auto_grammar_allows_calls_or_text_and_constrains_arguments() -> None:
         assert set(re.findall(r"[a-zA-Z][a-zA-Z0-9-]*", stripped)) <= defined
 
 
+def test_every_string_argument_is_bounded() -> None:
+    rules = _rules(build_grammar(TOOLS, "required", string_chars=50))
+    strings = [body for name, body in rules.items() if name.endswith("-string")]
+    assert strings and all("char{0,50}" in body for body in strings)
+    assert not any("char*" in body for body in rules.values())
+
+
 def test_forced_grammars() -> None:
     assert _rules(build_grammar(TOOLS, "required"))["root"] == "calls"
     only = _rules(build_grammar(TOOLS, "get_pod_logs"))

@@ -56,15 +56,30 @@ def _prefixed_rules(grammar: str, prefix: str) -> dict[str, str]:
     return rules
 
 
-def _arguments_rules(schema: dict[str, Any], prefix: str) -> dict[str, str]:
+#: Characters one string argument may hold under a grammar. Measured on held-out dev
+#: questions: the local model wrote 1,024 tokens into one call (68 s) and was cut off there,
+#: so the turn had no call at all. The longest string a tool takes (a command, a search
+#: query, a step of a plan) is far shorter, and a command the person spells is run as spelled
+#: without the model (`agents.shell_intent`); one that reaches the bound ends there as a call
+#: the tool can answer. (The direct answer's schema bounds its one free text the same way.)
+STRING_CHARS = 600
+#: How llama.cpp's converter spells a string's characters: any number of them.
+_UNBOUNDED_CHARS = " char* "
+
+
+def _arguments_rules(schema: dict[str, Any], prefix: str,
+                     string_chars: int = STRING_CHARS) -> dict[str, str]:
     """GBNF rules for one tool's arguments (the entry rule is `{prefix}root`); any JSON object
-    if llama.cpp's converter does not handle the schema (the tool validates args anyway)."""
+    if llama.cpp's converter does not handle the schema (the tool validates args anyway).
+    Every string holds at most `string_chars` characters (GBNF's bounded repetition: the
+    converter's `maxLength` nests one optional rule per character)."""
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
     try:
         grammar = json_schema_to_gbnf(json.dumps(schema))
     except Exception:
         grammar = json_schema_to_gbnf(json.dumps({"type": "object"}))
+    grammar = grammar.replace(_UNBOUNDED_CHARS, f" char{{0,{string_chars}}} ")
     return _prefixed_rules(grammar, prefix)
 
 
@@ -78,7 +93,8 @@ REASON_CHARS = 80
 
 def build_grammar(tools: list[dict[str, Any]], choice: str | None,
                   max_calls: int = MAX_PARALLEL_CALLS,
-                  reason_first: str | None = None) -> str | None:
+                  reason_first: str | None = None,
+                  string_chars: int = STRING_CHARS) -> str | None:
     """A GBNF grammar for one turn, or None when the output is unconstrained.
 
     `choice` is "auto" (tool calls or a plain-text answer), "required" (at least one call of
@@ -88,7 +104,8 @@ def build_grammar(tools: list[dict[str, Any]], choice: str | None,
     which the answer branch admits and `OutputSplitter` recognizes as calls. At most
     `max_calls` calls are allowed in one turn. `reason_first` (a forced call only) opens the
     output with one line that starts with those words, before the calls: the model says how
-    the answer is found, then picks the tool that finds it.
+    the answer is found, then picks the tool that finds it. A string argument holds at most
+    `string_chars` characters.
     """
     if not tools or choice == "none":
         return None
@@ -98,7 +115,7 @@ def build_grammar(tools: list[dict[str, Any]], choice: str | None,
         fn = tool["function"]
         if choice not in ("auto", "required") and fn["name"] != choice:
             continue
-        rules.update(_arguments_rules(fn.get("parameters") or {}, f"call{i}-"))
+        rules.update(_arguments_rules(fn.get("parameters") or {}, f"call{i}-", string_chars))
         head = _literal('{"name": ' + json.dumps(fn["name"]) + ', "arguments": ')
         alternatives.append(f'{head} call{i}-root "}}"')
     if not alternatives:
