@@ -23,8 +23,8 @@ def frame_of(question: str) -> RequestFrame:
 
 
 def parts(question: str) -> dict[str, str]:
-    return split_by_agent(question, agents_by_words(question),
-                          lambda text, _index: agents_by_words(text), frame_of(question).names_in)
+    return split_by_agent(question, agents_by_words(question), agents_by_words,
+                          frame_of(question).names_in)
 
 
 def test_clauses_start_where_a_new_request_starts() -> None:
@@ -83,7 +83,7 @@ def test_an_agent_without_a_part_of_its_own_gets_the_whole_question() -> None:
     assert parts(question) == {"argocd": "Which revision is shopfront synced to in Argo CD?",
                                "github": question}
     # No clause of its own at all: the agent named only by the whole.
-    assert split_by_agent("orders-api logs", ["argocd", "devops"], lambda _t, _i: [],
+    assert split_by_agent("orders-api logs", ["argocd", "devops"], lambda _: [],
                           lambda _: False) == {"argocd": "orders-api logs",
                                                "devops": "orders-api logs"}
 

@@ -32,7 +32,6 @@ from pilothouse.agents.inventory import (
     candidates,
     inventory_of,
 )
-from pilothouse.agents.question_parts import split_by_agent
 from pilothouse.agents.request_frame import RequestFrame
 from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter
 from pilothouse.agents.toolkit import Toolkit
@@ -201,39 +200,6 @@ def test_a_part_that_continues_another_is_asked_of_that_parts_agent() -> None:
     question = "octo/shopfront pr 88 - which files does it touch?"
     assert RequestFrame(question, (repository,), narrow.words_at).agents == [
         "github", "devops"]
-
-
-def own_frame(question: str, *names: tuple[str, str],
-              reaches_others: Callable[[str], bool] = lambda _: False) -> RequestFrame:
-    """`question`'s frame with the workspace's agent as the owner of the person's own things,
-    and `names` (text, agent) resolved."""
-    return RequestFrame(question, tuple(mention(text, agent, question) for text, agent in names),
-                        ROUTER.words_at, own_agent="devops", reaches_others=reaches_others)
-
-
-def test_a_later_part_about_the_persons_own_things_that_names_nothing_is_the_workspaces() -> None:
-    question = "is shopfront even healthy? how long do we let a request wait for a db"
-    frame = own_frame(question, ("shopfront", "argocd"))
-    assert frame.agents == ["argocd", "devops"]
-    assert split_by_agent(question, frame.agents, frame.clause_agents, frame.names_in) == {
-        "argocd": "is shopfront even healthy?",
-        "devops": "how long do we let a request wait for a db"}
-    question = "octo/shopfront #114 fixed it, what did it touch? also how long do we wait for a db"
-    assert own_frame(question, ("octo/shopfront", "github")).agents == ["github", "devops"]
-    # Without the workspace's agent as a default, the part goes with the part before it.
-    plain = RequestFrame(question, (mention("octo/shopfront", "github", question),),
-                         ROUTER.words_at)
-    assert plain.agents == ["github"]
-    # An ellipsis of the part before it has no subject of its own; a part that points back
-    # is about what the part before named; one that names something other agents reach
-    # (a status word, a name no inventory holds) is theirs to read: none of them moves.
-    for later in ("and how many replicas?", "how long has our one been like that?",
-                  "which of our services are broken"):
-        question = f"is shopfront healthy? {later}"
-        assert own_frame(question, ("shopfront", "argocd"),
-                         reaches_others=lambda text: "broken" in text).agents == ["argocd"]
-    # The first part of a question is decided as before: it has no part before it.
-    assert own_frame("how long do we keep tokens?").agents == []
 
 
 def project(text: str, question: str) -> Mention:

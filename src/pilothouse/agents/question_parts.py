@@ -10,17 +10,14 @@ the choice a single-agent question gets.
 The split is by the question's own grammar: sentences, "; ", ", then", "also", and a comma
 or "and" before a new question word. Each clause goes to the agents whose domain words it has;
 a clause with none ("What is its status") belongs with the clause before it, where its "its"
-points, unless it is a later clause that speaks of the person's own things with a subject of
-its own and names nothing another agent reaches ("also how long do we let a request wait
-for a free db connection"): that one is the workspace's, as a first question naming nothing is
-(`RequestFrame.clause_agents`). An agent no clause names alone gets the clauses that name it
-with others, and one that no clause names at all gets the whole question. One whose part
-refers with a pronoun ("it", "its", "they", "that", "those") without naming a resource ("and
-is its CI failing?", "which PR did that come from?": what it stands for went to another
-agent) gets the question up to the end of its part: a pronoun points back, so what it stands
-for is before it, and what comes after is other agents' requests. Measured on held-out dev:
-"how long do our tokens live before they expire, and is <app> happy in argo?" reached the
-DevOps agent whole ("they"), and it answered the Argo CD half with a `kubectl` command.
+points. An agent no clause names alone gets the clauses that name it with others, and one
+that no clause names at all gets the whole question. One whose part refers with a pronoun
+("it", "its", "they", "that", "those") without naming a resource ("and is its CI failing?",
+"which PR did that come from?": what it stands for went to another agent) gets the question
+up to the end of its part: a pronoun points back, so what it stands for is before it, and
+what comes after is other agents' requests. Measured on held-out dev: "how long do our
+tokens live before they expire, and is <app> happy in argo?" reached the DevOps agent whole
+("they"), and it answered the Argo CD half with a `kubectl` command.
 """
 
 from __future__ import annotations
@@ -46,10 +43,6 @@ _LEADING = re.compile(rf"^(?:{_AND}|then|also)\s+", re.IGNORECASE)
 #: A relative "that" ("PRs that touch the chart") counts too; it matters only in a part that
 #: names nothing, which then gets the whole question: more words, never a lost referent.
 _PRONOUN = re.compile(r"\b(?:it|its|they|their|them|that|this|those|these)\b", re.IGNORECASE)
-#: English's first-person pronouns: a part saying them speaks of the person's own things with
-#: a subject of its own ("how long do we let a request wait"), not an ellipsis of the part
-#: before it ("and how many replicas?").
-_FIRST_PERSON = re.compile(r"\b(?:we|our|ours|us|my|mine)\b", re.IGNORECASE)
 #: A word joined with "-" or "/" (`owner/repo`, `ledger-api-qa`): how a compound name is
 #: written. Whether it names a resource, the inventories say (`RequestFrame.names_in`); the
 #: shape only says which words a person wrote as one.
@@ -67,11 +60,6 @@ def points_elsewhere(part: str) -> bool:
     return bool(_PRONOUN.search(part))
 
 
-def speaks_of_own(part: str) -> bool:
-    """Whether `part` of a question speaks of the person's own things ("we", "our", "my")."""
-    return bool(_FIRST_PERSON.search(part))
-
-
 def clauses(question: str) -> list[str]:
     """`question` cut where a new request starts, each clause without its joining word."""
     parts = (_LEADING.sub("", p.strip(" ,")) for p in _BOUNDARY.split(question))
@@ -79,13 +67,12 @@ def clauses(question: str) -> list[str]:
 
 
 def split_by_agent(question: str, agents: Sequence[str],
-                   agents_for: Callable[[str, int], list[str]],
+                   agents_for: Callable[[str], list[str]],
                    names_in: Callable[[str], bool]) -> dict[str, str]:
     """Each of `agents` (those the whole question names) with the part of `question` for it;
-    `agents_for` says whose each clause is (with its index: `RequestFrame.clause_agents`),
-    `names_in` whether a part names a resource of its own (`RequestFrame.names_in`)."""
+    `names_in` says whether a part names a resource of its own (`RequestFrame.names_in`)."""
     texts = clauses(question)
-    owners = [set(agents_for(t, i)) & set(agents) for i, t in enumerate(texts)]
+    owners = [set(agents_for(t)) & set(agents) for t in texts]
     # A clause naming no agent goes with the one before it (leading ones: with the next).
     for i in range(1, len(owners)):
         owners[i] = owners[i] or owners[i - 1]

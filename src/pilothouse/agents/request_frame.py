@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from pilothouse.agents.code_words import CODE_WORDS
 from pilothouse.agents.inventory import FOLDER, GROUP_KINDS, Inventory, Mention
-from pilothouse.agents.question_parts import clauses, points_elsewhere, speaks_of_own
+from pilothouse.agents.question_parts import clauses, points_elsewhere
 
 
 class WordsAt(Protocol):
@@ -42,10 +42,6 @@ class WordsAt(Protocol):
 
 def _no_words(text: str, shared: bool = True) -> dict[str, int]:
     return {}
-
-
-def _reaches_nothing(text: str) -> bool:
-    return False
 
 
 #: Mentions that are evidence of an agent but no resource a pronoun could stand for: words
@@ -73,13 +69,6 @@ class RequestFrame:
     #: What the person's earlier words this question points back at name, for a later
     #: question naming nothing itself (`recall.recalled_mentions`).
     referents: tuple[Mention, ...] = ()
-    #: The agent of the person's own things (the workspace's), for a later part of the
-    #: question that names nothing else (`clause_agents`); None: no such default.
-    own_agent: str | None = None
-    #: Whether a text names what other agents' facts are reached by though no inventory
-    #: holds it: a name written joined, "#37", a word of a status they filter by
-    #: (`RoutingHintMiddleware.reaches_others`).
-    reaches_others: Callable[[str], bool] = field(default=_reaches_nothing, repr=False)
 
     @property
     def names_resource(self) -> bool:
@@ -135,33 +124,6 @@ class RequestFrame:
             order[agent] = min(at, order.get(agent, at))
         return sorted(order, key=order.__getitem__)
 
-    def clause_agents(self, clause: str, index: int) -> list[str]:
-        """The agents the `index`-th clause of a question whose earlier clauses name an
-        agent is for (`agents_for`).
-
-        A later clause that names no agent, does not point back, speaks of the person's own
-        things with a subject of its own ("we", "our") and names nothing another agent's
-        facts are reached by is the workspace's, as a first question naming nothing is: it
-        asks about the person's own system in everyday words. Without this it went with the
-        clause before it. Measured on a held-out dev question: "<repo> #114 was their fix
-        ..., what did it touch? also how long do we let a request wait for a free db
-        connection" asked the GitHub agent both parts. ("is <app> even healthy? after how
-        many failures does our breaker open" still asks Argo CD both: "failures" is a word
-        of a status the other agents filter by.)
-        """
-        found = self._named_by(clause, index)
-        if (not found and index > 0 and self.own_agent is not None
-                and not points_elsewhere(clause) and speaks_of_own(clause)
-                and not self.reaches_others(clause)):
-            return [self.own_agent]
-        return found
-
-    def _named_by(self, clause: str, index: int) -> list[str]:
-        """The agents the `index`-th clause names itself (`agents_for`)."""
-        continues = (index > 0 or self.follows_up) and points_elsewhere(clause) \
-            and not self.names_in(clause)
-        return self.agents_for(clause, continues=continues)
-
     @property
     def agents(self) -> list[str]:
         """The agents the whole question names, in the order asked (clause by clause).
@@ -173,31 +135,22 @@ class RequestFrame:
         """
         found: list[str] = []
         for index, clause in enumerate(clauses(self.question) or [self.question]):
-            named = self.clause_agents(clause, index) if found \
-                else self._named_by(clause, index)  # no part before it names an agent
-            found += [a for a in named if a not in found]
+            continues = (index > 0 or self.follows_up) and points_elsewhere(clause) \
+                and not self.names_in(clause)
+            found += [a for a in self.agents_for(clause, continues=continues) if a not in found]
         return found or list(dict.fromkeys(m.agent for m in self.referents))
 
 
 class FrameBuilder:
     """Builds each turn's frame once (a turn's later model calls find it), bounded."""
 
-    def __init__(self, words_at: WordsAt, inventory: Inventory | None = None, *,
-                 own_agent: str | None = None,
-                 reaches_others: Callable[[str], bool] = _reaches_nothing) -> None:
+    def __init__(self, words_at: WordsAt, inventory: Inventory | None = None) -> None:
         self.words_at = words_at
         self.inventory = inventory
-        self.own_agent = own_agent
-        self.reaches_others = reaches_others
         self._frames: OrderedDict[str, RequestFrame] = OrderedDict()
 
-    def _frame(self, question: str, mentions: Sequence[Mention],
-               follows_up: bool) -> RequestFrame:
-        return RequestFrame(question, tuple(mentions), self.words_at, follows_up,
-                            own_agent=self.own_agent, reaches_others=self.reaches_others)
-
     def words_only(self, question: str, follows_up: bool = False) -> RequestFrame:
-        return self._frame(question, (), follows_up)
+        return RequestFrame(question, (), self.words_at, follows_up)
 
     async def build(self, key: str, question: str, follows_up: bool = False) -> RequestFrame:
         """The frame of the turn `key` (its question message; `follows_up`: not the
@@ -207,7 +160,7 @@ class FrameBuilder:
         mentions: Sequence[Mention] = ()
         if self.inventory is not None:
             mentions = await self.inventory.mentions(question)
-        frame = self._frame(question, mentions, follows_up)
+        frame = RequestFrame(question, tuple(mentions), self.words_at, follows_up)
         self._frames[key] = frame
         while len(self._frames) > _KEPT_FRAMES:
             self._frames.popitem(last=False)

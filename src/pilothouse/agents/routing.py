@@ -177,19 +177,18 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
                  workspace_agent: str | None = None, status_words: Sequence[str] = ()) -> None:
         super().__init__()
         self.router = router
+        self.frames = FrameBuilder(router.words_at, inventory)
         self.inventory = inventory
         self.workspace_agent = workspace_agent
         self.status_words = _pattern(status_words) if status_words else None
-        self.frames = FrameBuilder(router.words_at, inventory, own_agent=workspace_agent,
-                                   reaches_others=self.reaches_others)
 
-    def reaches_others(self, text: str) -> bool:
-        """Whether a text whose frame names no agent names something else another agent's
-        facts are reached by: a name the person typed that no inventory holds
-        (`jdoe-oncall`, `#37`: the model reads whose it is), or a word of a status those
+    def _names_no_other(self, question: str) -> bool:
+        """Whether a question whose frame names no agent names nothing else another agent's
+        facts are reached by: no name the person typed that no inventory holds
+        (`jdoe-oncall`, `#37`: the model reads whose it is), and no word of a status those
         agents filter by ("broken", "red": a question about everything's state)."""
-        return bool(joined_words(text) or GITHUB_REFERENCE.search(text)
-                    or (self.status_words is not None and self.status_words.search(text)))
+        return not (joined_words(question) or GITHUB_REFERENCE.search(question)
+                    or (self.status_words is not None and self.status_words.search(question)))
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -240,7 +239,7 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         workspace = [t for t in request.tools
                      if getattr(t, "name", None) == f"ask_{self.workspace_agent}"]
         if (workspace and not named and _first_question(messages) and first_call(request)
-                and not self.reaches_others(question_text(request))):
+                and self._names_no_other(question_text(request))):
             # A first question naming nothing the other agents' facts are reached by (their
             # resources, kinds and statuses, all of which the frame reads) asks about the
             # workspace in everyday words (a setting's default, a timeout, a count of tests),
@@ -302,7 +301,7 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
         frame = self.frame(request)
         question, named = question_text(request), frame.agents
         if _first_question(messages) and len(named) > 1:
-            parts = split_by_agent(question, named, frame.clause_agents, frame.names_in)
+            parts = split_by_agent(question, named, frame.agents_for, frame.names_in)
             agent = next((a for a in named if f"ask_{a}" not in asked), None)
             part = parts[agent] if agent else question
             # A part that says "its" needs what the parts before it found: its own clause,
