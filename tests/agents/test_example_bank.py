@@ -129,3 +129,31 @@ def test_a_call_is_shown_only_examples_of_the_tools_it_offers(embed: MiniLMEmbed
     shown = [line.split("-> ", 1)[1].split("(")[0] for line in note.splitlines()
              if "-> " in line]
     assert shown and set(shown) <= set(one_app)
+
+
+def test_a_bank_of_free_text_arguments_shows_the_tool_and_lends_no_value(
+        embed: MiniLMEmbedder) -> None:
+    # A shell command has no shape to show, only a value the model would copy whole: the
+    # DevOps bank says which tool answers a kind of request, never the command it ran.
+    from langchain.agents.middleware import ModelRequest
+    from langchain_core.messages import HumanMessage
+    from langchain_core.tools import StructuredTool
+
+    from pilothouse.agents.example_bank import DEVOPS_EXAMPLES, TOOL_ONLY_BANKS
+    from pilothouse.agents.examples import ExampleSelector, FewShotMiddleware
+
+    tools = sorted({e.tool for e in DEVOPS_EXAMPLES})
+    offered = [StructuredTool.from_function(lambda command: command, name=name,
+                                            description=name) for name in tools]
+    selector = ExampleSelector(DEVOPS_EXAMPLES, tools, embed)
+    request = ModelRequest(model=None, messages=[HumanMessage(  # type: ignore[arg-type]
+        "list the last few commits")], tools=offered)
+    assert "devops" in TOOL_ONLY_BANKS
+    note = str(FewShotMiddleware(selector, with_arguments=False).rewrite(request)
+               .messages[-1].content)
+    shown = [line for line in note.splitlines() if "-> " in line]
+    assert shown and all(line.endswith(("-> run_command", "-> retrieve_code_context"))
+                         for line in shown), shown
+    assert "git log" not in note and "the tool that answers" in note
+    with_values = str(FewShotMiddleware(selector).rewrite(request).messages[-1].content)
+    assert "git log --oneline -5" in with_values  # the same bank, as other agents show theirs

@@ -36,3 +36,17 @@ def test_a_code_block_with_an_invented_path_is_removed_whole() -> None:
     grounded = ground(text, Sources(["kubectl apply"]))
     assert "orders-canary" not in grounded.text and "Run this:" in grounded.text
     assert grounded.removed == ("deploy/orders-canary.yaml",)
+
+
+def test_the_digits_of_a_name_or_an_option_support_no_count() -> None:
+    # A count the model made up is not backed by a region's "1", a pool's "3" or the "5" of
+    # the command it chose (`git log -5`); a number the result states, or a date's, is.
+    sources = Sources(["`git log --oneline -5` exited 0: 276e6ed Import the orders service",
+                       "cluster gke-prod-eu-west-1, node-pool-3, deployed 2026-07-31, 2 apps"])
+    text = ("There are 5 uncommitted changes. Pool 3 has 1 node. gke-prod-eu-west-1 runs "
+            "2 apps, deployed on the 31st (31).")
+    grounded = ground(text, sources)
+    assert grounded.text == "gke-prod-eu-west-1 runs 2 apps, deployed on the 31st (31)."
+    assert set(grounded.removed) == {"5", "3", "1"}
+    # A name's own digits are no claim of their own: the name is checked whole.
+    assert [c.text for c in claims("eu-west-1 and git log -5")] == ["eu-west-1"]

@@ -127,20 +127,23 @@ class ExampleSelector:
         return [self.examples[i] for i in order if scores[i] >= MIN_SIMILARITY]
 
 
-def examples_block(examples: Sequence[Example]) -> str:
-    """The prompt lines for `examples` (empty when there are none)."""
+def examples_block(examples: Sequence[Example], with_arguments: bool = True) -> str:
+    """The prompt lines for `examples` (empty when there are none): each request with its
+    call, or with the tool alone (`example_bank.TOOL_ONLY_BANKS`)."""
     if not examples:
         return ""
-    return ("\n\nSimilar requests and the call that answers them:\n"
-            + "\n".join(e.line() for e in examples))
+    answers = "call" if with_arguments else "tool"
+    return (f"\n\nSimilar requests and the {answers} that answers them:\n"
+            + "\n".join(e.line(with_arguments) for e in examples))
 
 
 class FewShotMiddleware(RequestRewriteMiddleware):
     """Adds the nearest examples after the question, on a turn's first model call."""
 
-    def __init__(self, selector: ExampleSelector) -> None:
+    def __init__(self, selector: ExampleSelector, *, with_arguments: bool = True) -> None:
         super().__init__()
         self.selector = selector
+        self.with_arguments = with_arguments
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
         messages = request.messages
@@ -155,5 +158,5 @@ class FewShotMiddleware(RequestRewriteMiddleware):
         except Exception as error:  # missing embedding files: answer without examples
             log.warning("Few-shot examples unavailable: %s", error)
             return request
-        block = examples_block(chosen)
+        block = examples_block(chosen, self.with_arguments)
         return add_turn_note(request, block.strip()) if block else request

@@ -20,7 +20,7 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from pilothouse.agents.example_bank import BANKS
+from pilothouse.agents.example_bank import BANKS, TOOL_ONLY_BANKS
 from pilothouse.agents.examples import (
     ExampleSelector,
     FewShotMiddleware,
@@ -98,7 +98,8 @@ class AgentFactory:
         if self.settings.layer_enabled("few_shot") and toolkit.name in BANKS:
             selector = ExampleSelector(BANKS[toolkit.name], [t.name for t in toolkit.tools],
                                        self.embedder)
-            extra.append(FewShotMiddleware(selector))
+            extra.append(FewShotMiddleware(
+                selector, with_arguments=toolkit.name not in TOOL_ONLY_BANKS))
         built = build_layered_agent(
             self.settings, self.model, tools=toolkit.tools, system_prompt=toolkit.prompt,
             checkpointer=self.checkpointer, name=toolkit.name, approvals=toolkit.approvals,

@@ -61,9 +61,20 @@ def _is_name(token: str) -> bool:
         lowered.count(".") == 1 and len(lowered.split(".")[0]) > 1
 
 
+def _inside_name(text: str, start: int) -> bool:
+    """Whether the number at `start` of `text` is written into a name or an option: after a
+    hyphen that follows a letter (`eu-west-1`, `node-pool-3`) or that opens a word (`git log
+    -5`). Such digits state no quantity; a date's parts (`2026-07-31`) do."""
+    if start == 0 or text[start - 1] != "-":
+        return False
+    before = text[start - 2] if start >= 2 else " "
+    return before.isalpha() or not (before.isalnum() or before in "_-")
+
+
 def claims(text: str) -> list[Claim]:
     """The numbers and resource-like names in `text`."""
-    found = [Claim(m.group(0), _number_key(m.group(0))) for m in _NUMBER.finditer(text)]
+    found = [Claim(m.group(0), _number_key(m.group(0))) for m in _NUMBER.finditer(text)
+             if not _inside_name(text, m.start())]
     for match in _TOKEN.finditer(text):
         token = match.group(0).strip(".:")
         if _is_name(token):
@@ -88,7 +99,8 @@ class Sources:
         self.tokens: set[str] = set()
         self.numbers: set[str] = set()
         for text in texts:
-            self.numbers.update(_number_key(m.group(0)) for m in _NUMBER.finditer(text))
+            self.numbers.update(_number_key(m.group(0)) for m in _NUMBER.finditer(text)
+                                if not _inside_name(text, m.start()))
             for match in _TOKEN.finditer(text):
                 self.tokens.update(_parts(match.group(0)))
         #: Full commit SHAs: a short SHA is supported by the full one it abbreviates.

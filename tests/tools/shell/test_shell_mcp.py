@@ -247,9 +247,23 @@ def test_ambiguous_quote_is_refused_with_suggestions(sandbox: Sandbox) -> None:
     assert '`grep "hello world" README.md`' in result["guidance"]
 
 
+def test_how_many_lines_a_whole_output_holds_is_counted_by_code(sandbox: Sandbox) -> None:
+    # A listing's size answers "how many": code says it, so the model neither counts the
+    # lines nor takes the number from the command (`seq 1 5` names 5, prints 8 lines).
+    result = sandbox.portal.call(sandbox.session.call_tool, "run_command",
+                                 {"command": "seq 1 5; seq 1 3"})
+    assert result.structured_content is not None
+    assert result.structured_content["stdout_lines"] == 8
+    view = "".join(getattr(block, "text", "") for block in result.content)
+    assert "exited 0" in view and ", 8 lines of output." in view
+    one = sandbox.call("echo one")
+    assert one["stdout_lines"] == 1
+
+
 def test_large_output_is_capped_with_a_marker(sandbox: Sandbox) -> None:
     result = sandbox.call("seq 1 200000")
     assert result["status"] == "ok"
+    assert result["stdout_lines"] is None  # the lines cut off are not counted
     assert len(result["stdout"].encode()) < 70_000
     assert result["stdout"].rstrip().endswith("bytes of stdout truncated ...]")
     assert "narrow" in result["guidance"]

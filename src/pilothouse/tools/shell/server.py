@@ -47,6 +47,9 @@ class RunCommandResult(BaseModel):
     command: str | None = Field(default=None, description="The normalized command line.")
     policy: dict[str, Any] | None = Field(default=None, description="The policy decision.")
     duration_seconds: float | None = None
+    stdout_lines: int | None = Field(
+        default=None, description="How many lines the command printed, when all were kept."
+    )
     retried_from: str | None = Field(
         default=None, description="The original command, when its repair ran instead."
     )

@@ -211,6 +211,10 @@ class ShellService:
             notes.append(f"timeout_seconds was capped at {self.max_timeout:g}.")
         status, reason = self._status(outcome, timeout)
         extra: dict[str, Any] = {"duration_seconds": round(outcome.duration_seconds, 3)}
+        if outcome.stdout and not outcome.stdout_omitted_bytes:
+            # Counted by code: how many files, matches or commits a listing printed is the
+            # answer to "how many", which the model must not count itself.
+            extra["stdout_lines"] = len(outcome.stdout.splitlines())
         if status != "ok":
             near = nearest_missing(stderr_tail(outcome.stderr), self.workspace)
             if near is not None:

@@ -1,7 +1,10 @@
 """How a shell command's result is shown: the command, how it ended, and its output as printed.
 
 Output stays in a code block, unchanged (a command split or re-wrapped is a different command);
-a refusal says why and what to run instead.
+a refusal says why and what to run instead. How many lines a whole output holds is said by
+code, as a listing's total is: "how many files / matches / commits" is then a fact of the
+result, not a number the model counts (a 1.5B model miscounts a listing) or copies from the
+command (`git log -5`).
 """
 
 from __future__ import annotations
@@ -29,8 +32,11 @@ def command_view(payload: Mapping[str, Any]) -> str:
     lines: list[str] = []
     if status == "ok":
         took = payload.get("duration_seconds")
+        printed = payload.get("stdout_lines")
         lines.append(f"`{command}` exited {payload.get('exit_code')}"
                      + (f" ({took:.2f} s)" if isinstance(took, int | float) else "")
+                     + (f", {printed} lines of output" if isinstance(printed, int)
+                        and printed > 1 else "")
                      + (f": {payload['reason']}." if payload.get("reason") else "."))
     elif payload.get("kind") == "EvidenceChanged":
         lines.append(f"**Not run:** `{command}`. {payload.get('reason', '')}".rstrip())
