@@ -64,11 +64,12 @@ def _is_name(token: str) -> bool:
 def _inside_name(text: str, start: int) -> bool:
     """Whether the number at `start` of `text` is written into a name or an option: after a
     hyphen that follows a letter (`eu-west-1`, `node-pool-3`) or that opens a word (`git log
-    -5`). Such digits state no quantity; a date's parts (`2026-07-31`) do."""
+    -5`). Such digits state no quantity; a date's or a range's parts (`2026-07-31`, `26-65`)
+    do: their hyphen follows a digit."""
     if start == 0 or text[start - 1] != "-":
         return False
     before = text[start - 2] if start >= 2 else " "
-    return before.isalpha() or not (before.isalnum() or before in "_-")
+    return not (before.isdigit() or before in "_-")
 
 
 def claims(text: str) -> list[Claim]:
