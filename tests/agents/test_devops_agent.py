@@ -274,3 +274,30 @@ async def test_the_first_call_asks_a_model_that_can_to_say_how_the_answer_is_fou
         graph = await build(settings, setup_model(settings, chat_model=model), toolkit)
         [e async for e in Conversation(graph, "reason").ask("who made the last commit?")]
     assert model.requests[0].settings.get(REASON_FIRST) == DEVOPS_REASON_FIRST
+
+
+async def test_a_grep_for_the_persons_own_phrase_that_found_nothing_searches_by_meaning(
+    tmp_path: Path, scripted_setup: Callable[..., ModelSetup],
+    make_settings: Callable[..., Settings],
+) -> None:
+    settings = settings_for(make_settings, billing_workspace(tmp_path))
+    question = "how do we compute an invoice total with tax?"
+    # Several of the question's words in a row: the person's sentence, which no file holds,
+    # as written or spelled as code spells it (the shell's own second try).
+    setup = scripted_setup([tool_call("run_command", command="grep -rn 'invoice total with tax' ."),
+                            "It sums the invoice lines, with tax."],
+                           window=32_000, settings=settings)
+    async with open_devops_toolkit(settings) as toolkit:
+        await index_workspace(toolkit)
+        graph = await build(settings, setup, toolkit)
+        events = [e async for e in Conversation(graph, "phrase").ask(question)]
+        state = await graph.aget_state({"configurable": {"thread_id": "phrase"}})
+
+    calls = [c for m in state.values["messages"] for c in getattr(m, "tool_calls", None) or ()]
+    assert [(c["name"], c["args"].get("query")) for c in calls] == [
+        ("run_command", None), ("retrieve_code_context", question)]
+    # The grep ran, and said it found nothing; the retrieval came after, by code.
+    [grep] = [e for e in kinds(events, ToolResult) if e.name == "run_command"]
+    assert "no lines matched" in grep.preview
+    [answer] = [e.text for e in kinds(events, Answer)]
+    assert "billing.py" in answer

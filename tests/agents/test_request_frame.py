@@ -32,6 +32,7 @@ from pilothouse.agents.inventory import (
     candidates,
     inventory_of,
 )
+from pilothouse.agents.question_parts import split_by_agent
 from pilothouse.agents.request_frame import RequestFrame
 from pilothouse.agents.routing import DOMAIN_WORDS, DomainRouter
 from pilothouse.agents.toolkit import Toolkit
@@ -200,6 +201,32 @@ def test_a_part_that_continues_another_is_asked_of_that_parts_agent() -> None:
     question = "octo/shopfront pr 88 - which files does it touch?"
     assert RequestFrame(question, (repository,), narrow.words_at).agents == [
         "github", "devops"]
+
+
+def test_a_part_about_the_persons_own_things_is_asked_of_the_workspace() -> None:
+    def frame(question: str, own_agent: str | None = "devops") -> RequestFrame:
+        apps = (mention("shopfront", "argocd", question),) if "shopfront" in question else ()
+        return RequestFrame(question, apps, ROUTER.words_at, own_agent=own_agent)
+
+    # A later part naming no agent's words or resource, but what is the person's own ("our",
+    # "we"), is about the workspace: it gets that part alone.
+    question = "is shopfront healthy? and how many times do we retry a charge on our end"
+    assert frame(question).agents == ["argocd", "devops"]
+    assert split_by_agent(question, frame(question).agents, frame(question).agents_for,
+                          frame(question).names_in) == {
+        "argocd": "is shopfront healthy?",
+        "devops": "how many times do we retry a charge on our end"}
+    # With no agent of the person's own things, the part goes with the part before, as before.
+    assert frame(question, own_agent=None).agents == ["argocd"]
+    # A part that points back at what another part named is about that, first person or not.
+    assert frame("is shopfront healthy? and when did we last sync it").agents == ["argocd"]
+    # A part speaking of nobody's own continues the part before it ("the oldest": of those).
+    assert frame("which shopfront apps are degraded, and which is the oldest").agents == [
+        "argocd"]
+    # A question no part of which names an agent is the supervisor's model's to route, "we"
+    # or not, in one part or several.
+    assert frame("how many times do we retry a charge?").agents == []
+    assert frame("if the caller leaves the currency off, what do we bill in?").agents == []
 
 
 def project(text: str, question: str) -> Mention:

@@ -50,6 +50,9 @@ COMMAND, SHELL, PLAN, OPEN = "spelled", ("run_command",), ("propose_plan",), ()
     ("Read the first 20 lines of NOTES.md", SHELL),
     ("What is the line count of every module under lib?", SHELL),
     ("Which files are in the charts folder?", SHELL),
+    # A count of files of a kind is a count of files.
+    ("how many .py files under lib?", SHELL),
+    ("How many YAML files does charts hold?", SHELL),
     ("Set the image tag to 1.4 in charts/api/values.yaml, run the linter, and push it",
      PLAN),
     # A plan asked for by name, whatever the rest says; a program's "plan" is a command.

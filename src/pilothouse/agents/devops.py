@@ -24,13 +24,14 @@ from langchain_core.tools import BaseTool
 
 from pilothouse.agents.grounded_args import GroundedArgsMiddleware
 from pilothouse.agents.inventory import Mention, candidates
+from pilothouse.agents.phrase_search import PhraseSearchMiddleware
 from pilothouse.agents.reads_for_questions import ReadsForQuestionsMiddleware
 from pilothouse.agents.search_query import (
     RETRIEVAL_TOOL,
     GroundedSearchQueryMiddleware,
     grounded_retrieval,
 )
-from pilothouse.agents.shell_approval import ShellPolicy, shell_gate
+from pilothouse.agents.shell_approval import SHELL_TOOL, ShellPolicy, shell_gate
 from pilothouse.agents.shell_intent import DEVOPS_HINTS, SpelledCommandMiddleware
 from pilothouse.agents.tool_hints import tool_hints
 from pilothouse.agents.toolkit import Toolkit
@@ -257,6 +258,8 @@ async def open_devops_toolkit(settings: Settings) -> AsyncIterator[Toolkit]:
                               GroundedSearchQueryMiddleware(RETRIEVAL_TOOL,
                                                             grounded_retrieval),
                               *tool_hints(settings, DEVOPS_HINTS,
-                                          spelled=[SpelledCommandMiddleware()])],
+                                          spelled=[SpelledCommandMiddleware()]),
+                              # After a grep for the person's phrase that found nothing.
+                              PhraseSearchMiddleware(SHELL_TOOL, RETRIEVAL_TOOL)],
             planning=True,
         )

@@ -43,6 +43,9 @@ _LEADING = re.compile(rf"^(?:{_AND}|then|also)\s+", re.IGNORECASE)
 #: A relative "that" ("PRs that touch the chart") counts too; it matters only in a part that
 #: names nothing, which then gets the whole question: more words, never a lost referent.
 _PRONOUN = re.compile(r"\b(?:it|its|they|their|them|that|this|those|these)\b", re.IGNORECASE)
+#: English's first person plural, and its singular possessive: the speaker's own things ("our
+#: breaker", "do we retry", "my workspace"). Not "I" or "me": "show me", "can I see" ask.
+_OWN = re.compile(r"\b(?:we|us|our|ours|my)\b", re.IGNORECASE)
 #: A word joined with "-" or "/" (`owner/repo`, `ledger-api-qa`): how a compound name is
 #: written. Whether it names a resource, the inventories say (`RequestFrame.names_in`); the
 #: shape only says which words a person wrote as one.
@@ -58,6 +61,11 @@ def points_elsewhere(part: str) -> bool:
     """Whether `part` of a question refers with a pronoun ("it", "their", "that") to what
     another part named."""
     return bool(_PRONOUN.search(part))
+
+
+def speaks_of_own(part: str) -> bool:
+    """Whether `part` of a question speaks of the person's own things ("our", "we")."""
+    return bool(_OWN.search(part))
 
 
 def clauses(question: str) -> list[str]:

@@ -30,7 +30,7 @@ from typing import Protocol
 
 from pilothouse.agents.code_words import CODE_WORDS
 from pilothouse.agents.inventory import FOLDER, GROUP_KINDS, Inventory, Mention
-from pilothouse.agents.question_parts import clauses, points_elsewhere
+from pilothouse.agents.question_parts import clauses, points_elsewhere, speaks_of_own
 
 
 class WordsAt(Protocol):
@@ -69,6 +69,9 @@ class RequestFrame:
     #: What the person's earlier words this question points back at name, for a later
     #: question naming nothing itself (`recall.recalled_mentions`).
     referents: tuple[Mention, ...] = ()
+    #: The agent of the person's own things (the workspace's), for a part that names no
+    #: agent but speaks of them (`agents_for`).
+    own_agent: str | None = None
 
     @property
     def names_resource(self) -> bool:
@@ -96,6 +99,21 @@ class RequestFrame:
         agent too, and so did "when did it last get deployed and what was in that deploy",
         for the workspace folder called `deploy`.
         """
+        named = self._named_by(text, continues)
+        if (named or not self.own_agent or continues or not speaks_of_own(text)
+                or points_elsewhere(text)):
+            return named
+        # A part that names no agent's words or resources, points at nothing another part
+        # named, and speaks of the person's own things ("how many times do we retry a charge
+        # on our end?"), beside a part that names an agent, asks about what is theirs here:
+        # the workspace, as a whole question naming nothing does (the supervisor's first
+        # call). Measured on held-out dev questions: four such parts went with the part
+        # before them, to Argo CD or GitHub, and the workspace was never asked.
+        others = [c for c in clauses(self.question) if c != text]
+        return [self.own_agent] if any(self._named_by(c, False) for c in others) else []
+
+    def _named_by(self, text: str, continues: bool) -> list[str]:
+        """The agents the words and resources of `text` name (`agents_for`)."""
         worded = self.words_at(text, not continues)
         named: dict[str, int] = {}
         joined: dict[str, int] = {}
@@ -144,13 +162,15 @@ class RequestFrame:
 class FrameBuilder:
     """Builds each turn's frame once (a turn's later model calls find it), bounded."""
 
-    def __init__(self, words_at: WordsAt, inventory: Inventory | None = None) -> None:
+    def __init__(self, words_at: WordsAt, inventory: Inventory | None = None,
+                 own_agent: str | None = None) -> None:
         self.words_at = words_at
         self.inventory = inventory
+        self.own_agent = own_agent
         self._frames: OrderedDict[str, RequestFrame] = OrderedDict()
 
     def words_only(self, question: str, follows_up: bool = False) -> RequestFrame:
-        return RequestFrame(question, (), self.words_at, follows_up)
+        return RequestFrame(question, (), self.words_at, follows_up, own_agent=self.own_agent)
 
     async def build(self, key: str, question: str, follows_up: bool = False) -> RequestFrame:
         """The frame of the turn `key` (its question message; `follows_up`: not the
@@ -160,7 +180,8 @@ class FrameBuilder:
         mentions: Sequence[Mention] = ()
         if self.inventory is not None:
             mentions = await self.inventory.mentions(question)
-        frame = RequestFrame(question, tuple(mentions), self.words_at, follows_up)
+        frame = RequestFrame(question, tuple(mentions), self.words_at, follows_up,
+                             own_agent=self.own_agent)
         self._frames[key] = frame
         while len(self._frames) > _KEPT_FRAMES:
             self._frames.popitem(last=False)

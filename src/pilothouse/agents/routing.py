@@ -177,7 +177,7 @@ class RoutingHintMiddleware(RequestRewriteMiddleware):
                  workspace_agent: str | None = None, status_words: Sequence[str] = ()) -> None:
         super().__init__()
         self.router = router
-        self.frames = FrameBuilder(router.words_at, inventory)
+        self.frames = FrameBuilder(router.words_at, inventory, workspace_agent)
         self.inventory = inventory
         self.workspace_agent = workspace_agent
         self.status_words = _pattern(status_words) if status_words else None

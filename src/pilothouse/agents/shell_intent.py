@@ -94,8 +94,9 @@ _GREP = (
     re.compile(rf"\bgrep\s+(?:for\s+)?{_TERM}\s+(?:in|under|across)\s+{_OWNER}"
                rf"(?P<folder>[\w./-]+)", re.IGNORECASE),
 )
+#: "how many .py files": a count of files of a kind is a count of files.
 _MEASURE = re.compile(
-    r"\b(?:how\s+many\s+(?:lines|files|folders|directories)|line\s+counts?|lines\s+of\s+code|"
+    r"\b(?:how\s+many\s+(?:[\w.*-]+\s+)?(?:lines|files|folders|directories)|line\s+counts?|lines\s+of\s+code|"
     r"how\s+big|disk\s+usage|(?:file|folder|directory)\s+sizes?|size\s+on\s+disk|"
     r"list\s+(?:the\s+|all\s+)?(?:files|folders|directories)|"
     r"(?:what|which)\s+files\s+(?:are|does)\s+)", re.IGNORECASE)

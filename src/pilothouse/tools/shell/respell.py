@@ -64,6 +64,15 @@ def _pattern_at(args: Sequence[str]) -> int | None:
     return None
 
 
+def grep_pattern(argv: Sequence[str]) -> str | None:
+    """The pattern a grep (`argv`) looks for anywhere in a line; None for another command, or
+    for a search with a pattern of its own kind (`-e`, `-F`, `-w`, `-v` ...)."""
+    if not argv or argv[0] not in _GREPS:
+        return None
+    at = _pattern_at(argv[1:])
+    return argv[1 + at] if at is not None else None
+
+
 def respelled(argv: Sequence[str]) -> tuple[list[str], str] | None:
     """`argv` with its pattern of plain words joined as identifiers spell them, and the
     words; None when `argv` is no grep for plain words."""
