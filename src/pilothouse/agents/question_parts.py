@@ -8,16 +8,18 @@ time it read an application's name as a repository. Asked only its own half, eac
 the choice a single-agent question gets.
 
 The split is by the question's own grammar: sentences, "; ", ", then", "also", and a comma
-or "and" before a new question word. Each clause goes to the agents whose domain words it has;
-a clause with none ("What is its status") belongs with the clause before it, where its "its"
-points. An agent no clause names alone gets the clauses that name it with others, and one
-that no clause names at all gets the whole question. One whose part refers with a pronoun
-("it", "its", "they", "that", "those") without naming a resource ("and is its CI failing?",
-"which PR did that come from?": what it stands for went to another agent) gets the question
-up to the end of its part: a pronoun points back, so what it stands for is before it, and
-what comes after is other agents' requests. Measured on held-out dev: "how long do our
-tokens live before they expire, and is <app> happy in argo?" reached the DevOps agent whole
-("they"), and it answered the Argo CD half with a `kubectl` command.
+or "and" before a new question word. Each clause goes to the agents whose domain words it
+has; a clause with none ("What is its status") belongs with the clause before it, where its
+"its" points (one that speaks of the person's own things instead, "how often do we retry",
+is the workspace's: `RequestFrame.agents_for`). An agent no clause names alone gets the
+clauses that name it with others, and one that no clause names at all gets the whole
+question. One whose part refers with a pronoun ("it", "its", "they", "that", "those")
+without naming a resource ("and is its CI failing?", "which PR did that come from?": what it
+stands for went to another agent) gets the question up to the end of its part: a pronoun
+points back, so what it stands for is before it, and what comes after is other agents'
+requests. Measured on held-out dev: "how long do our tokens live before they expire, and is
+<app> happy in argo?" reached the DevOps agent whole ("they"), and it answered the Argo CD
+half with a `kubectl` command.
 """
 
 from __future__ import annotations
