@@ -3,14 +3,14 @@
 Code says what it does in its own words (identifiers, comments, settings), not in the words a
 person types to ask about it. The shell already runs a grep for plain words that matched no
 line once more, spelled as code spells them (`tools.shell.respell`: "db pool size" finds
-`ORDERS_DB_POOL_SIZE`). When that finds nothing either, and the pattern is several of the
-question's words in a row, as the person wrote them, the search looked for their sentence,
-which no file holds: the next call is code retrieval with their question, a search by meaning
-(`search_query.grounded_retrieval`), made without the model. Measured on held-out dev
-questions on the local model: "how many times do we retry a charge on our end?" became
-`grep -rn "retry a charge on our end"`, and "our readme says prod gets deployed from where?"
-`grep -rn 'prod gets deployed from where?' README.md`; each matched nothing, and the answer
-said so.
+`ORDERS_DB_POOL_SIZE`). When that finds nothing either (its result then names the pattern:
+`unmatched_pattern`), and the pattern is several of the question's words in a row, as the
+person wrote them, the search looked for their sentence, which no file holds: the next call
+is code retrieval with their question, a search by meaning (`search_query.grounded_retrieval`),
+made without the model. Measured on held-out dev questions on the local model: "how many
+times do we retry a charge on our end?" became `grep -rn "retry a charge on our end"`, and
+"our readme says prod gets deployed from where?" `grep -rn 'prod gets deployed from where?'
+README.md`; each matched nothing, and the answer said so.
 
 A phrase the person quoted (`"connection refused"`, backticks) is text they want found as it
 is, and one word ("grep for readyz") is a term the code may or may not hold: a search for
@@ -20,26 +20,23 @@ either that finds nothing has its answer.
 from __future__ import annotations
 
 import re
-import shlex
+import string
 from collections.abc import Mapping
-from typing import Any
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, ToolMessage
 
 from pilothouse.context.rewrite import RequestRewriteMiddleware, calling, question_text
 from pilothouse.models.tokens import turn_messages
-from pilothouse.tools.shell.respell import grep_pattern
 
-_WORD = re.compile(r"[^\W_]+(?:['_][^\W_]+)*")
 #: What a person quotes: in backticks, in double quotes, or in single quotes after a space.
 _QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|(?:^|(?<=\s))'([^']+)'")
-#: What joins commands in a line: a grep after a pipe reads another command's output.
-_JOINS = frozenset({"|", "||", "&&", ";", "&"})
 
 
 def _words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
+    """`text`'s words, lower case, without the punctuation around them."""
+    stripped = (w.strip(string.punctuation).lower() for w in text.split())
+    return [w for w in stripped if w]
 
 
 def persons_phrase(pattern: str, question: str) -> bool:
@@ -55,19 +52,6 @@ def persons_phrase(pattern: str, question: str) -> bool:
 
     quoted = ["".join(m.groups(default="")) for m in _QUOTED.finditer(question)]
     return holds(question) and not any(holds(q) for q in quoted)
-
-
-def searched_phrase(result: Mapping[str, Any]) -> str | None:
-    """The pattern of a grep that ran alone and matched no line, even respelled (a
-    `run_command` result); None for any other result."""
-    if result.get("status") != "ok" or result.get("exit_code") != 1 \
-            or result.get("stdout") or result.get("retried_from"):
-        return None
-    try:
-        argv = shlex.split(str(result.get("command") or ""))
-    except ValueError:
-        return None
-    return None if _JOINS & set(argv) else grep_pattern(argv)
 
 
 class PhraseSearchMiddleware(RequestRewriteMiddleware):
@@ -90,7 +74,8 @@ class PhraseSearchMiddleware(RequestRewriteMiddleware):
                                                 for c in m.tool_calls) for m in turn):
             return None
         question = question_text(request)
-        pattern = searched_phrase(newest.artifact)
-        if pattern is None or not persons_phrase(pattern, question):
+        # The shell names a lone grep's pattern that matched nothing, even respelled.
+        pattern = newest.artifact.get("unmatched_pattern")
+        if not isinstance(pattern, str) or not persons_phrase(pattern, question):
             return None
         return calling(self.retrieval, {"query": question})

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pytest
 
 from pilothouse.tools.shell import ShellService
-from pilothouse.tools.shell.respell import respelled
+from pilothouse.tools.shell.respell import grep_pattern, respelled
 
 VALUES = "replicaCount: 3\nautoscaling:\n  maxReplicas: 12\nenv:\n  ORDERS_DB_POOL_SIZE: \"20\"\n"
 
@@ -58,3 +59,31 @@ def test_an_exact_search_and_one_that_found_lines_are_left_alone(service: ShellS
         ["grep", "-i", "-E", "-rn", "--include", "*.yaml", "db[-_. ]?pool", "."], "db pool")
     assert respelled(["grep", "-e", "db pool", "."]) is None
     assert respelled(["cat", "db pool"]) is None
+
+
+@pytest.mark.parametrize(("argv", "pattern"), [
+    ("grep -rn 'retry a charge' src", "retry a charge"),
+    ("grep -rin --include=*.py max_retries src", "max_retries"),
+    ("egrep -rn -A 3 timeout .", "timeout"),
+    ("grep -rn -- -v .", "-v"),
+    # A pattern of its own kind (an expression given by option, whole words only, inverted).
+    ("grep -rn -e timeout .", None),
+    ("grep -rnw 'pool size' .", None),
+    ("git log -n 5", None),
+])
+def test_the_pattern_a_grep_looks_for_is_read_from_its_arguments(
+        argv: str, pattern: str | None) -> None:
+    assert grep_pattern(shlex.split(argv)) == pattern
+
+
+def test_a_lone_grep_that_matched_nothing_even_respelled_names_its_pattern(
+        service: ShellService) -> None:
+    assert service.run("grep -rn 'min replicas' deploy")["unmatched_pattern"] == "min replicas"
+    assert service.run("grep -rn minReplicas deploy")["unmatched_pattern"] == "minReplicas"
+    # Found lines, as written or respelled; grep after a pipe or beside another command (it
+    # reads another command's output, or is not the whole answer); a pattern of its own kind;
+    # a grep that failed.
+    for command in ("grep -rn maxReplicas deploy", "grep -rn 'max replicas' deploy",
+                    "ls deploy | grep 'min replicas'", "grep -rn 'min replicas' . && ls",
+                    "grep -rnw 'min replicas' deploy", "grep -rn 'min replicas' nowhere"):
+        assert "unmatched_pattern" not in service.run(command), command

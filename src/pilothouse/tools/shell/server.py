@@ -56,6 +56,10 @@ class RunCommandResult(BaseModel):
     retried_because: str | None = Field(
         default=None, description="Why the original command was refused."
     )
+    unmatched_pattern: str | None = Field(
+        default=None, description="What a grep run alone looked for and no line holds, "
+        "also not spelled as code spells its words."
+    )
     kind: str | None = Field(
         default=None, description="Why an approved command did not run (EvidenceChanged)."
     )

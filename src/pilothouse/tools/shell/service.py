@@ -29,7 +29,7 @@ from pilothouse.tools.shell.evidence import CommandEvidence, evidence_of
 from pilothouse.tools.shell.executor import ExecutionLimits, ExecutionResult, execute
 from pilothouse.tools.shell.near_paths import nearest_missing
 from pilothouse.tools.shell.policy import ShellPolicy
-from pilothouse.tools.shell.respell import respelled, single_command
+from pilothouse.tools.shell.respell import grep_pattern, respelled, single_command
 
 Status = Literal["ok", "refused", "needs_approval", "error", "timeout"]
 #: Programs whose exit status 1, with nothing on stderr, is an answer, not a failure: a grep
@@ -146,16 +146,24 @@ class ShellService:
             if changed is not None:
                 return changed
         result = self._execute(decision, timeout_seconds, refused)
-        return self._respelled(decision, result, timeout_seconds, refused) or result
+        argv = single_command(decision)
+        pattern = grep_pattern(argv) if argv else None
+        if argv is None or pattern is None or result["status"] != "ok" \
+                or result["exit_code"] != 1:
+            return result
+        # A lone grep that matched no line: once more as code spells its words; when that
+        # finds nothing either, the result names the pattern nothing holds, so a caller need
+        # not parse the command again to learn what was searched for in vain.
+        return (self._respelled(decision, argv, timeout_seconds, refused)
+                or {**result, "unmatched_pattern": pattern})
 
-    def _respelled(self, decision: PolicyDecision, result: dict[str, Any],
+    def _respelled(self, decision: PolicyDecision, argv: tuple[str, ...],
                    timeout_seconds: float | None,
                    refused: PolicyDecision | None) -> dict[str, Any] | None:
-        """A grep for plain words that matched nothing, run again with the words spelled as
-        identifiers (`respell`), when the policy allows that as it stands and it finds lines."""
-        argv = single_command(decision)
-        found = respelled(argv) if result["status"] == "ok" and result["exit_code"] == 1 \
-            and argv else None
+        """A grep (`argv`) for plain words that matched nothing, run again with the words
+        spelled as identifiers (`respell`), when the policy allows that as it stands and it
+        finds lines."""
+        found = respelled(argv)
         if found is None:
             return None
         spelled, words = found
